@@ -1,0 +1,129 @@
+#include "controller/daemon.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+
+#include "controller/daemon_metrics.h"
+#include "storage/audit.h"
+#include "storage/connection.h"
+#include "storage/migrations.h"
+
+namespace jackpot {
+namespace {
+
+void log_line(const std::string& message) {
+  std::fprintf(stderr, "jackpotd: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+// Replaces the port of "host:port" with `port` (used when port 0 asked for a free one).
+std::string with_port(const std::string& address, int port) {
+  return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
+}
+
+std::unique_ptr<prometheus::Exposer> start_metrics(const std::string& address,
+                                                   const DaemonMetrics& metrics,
+                                                   std::string& bound_address) {
+  auto exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
+  const std::shared_ptr<prometheus::Collectable> registry = metrics.registry();
+  exposer->RegisterCollectable(registry);
+  const auto ports = exposer->GetListeningPorts();
+  bound_address = ports.empty() ? address : with_port(address, ports.front());
+  return exposer;
+}
+
+int wait_for_signal(const sigset_t& signals) {
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  return signal_number;
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
+  const std::string principal = "daemon/" + host_name();
+  DaemonMetrics metrics(JACKPOTD_VERSION);
+
+  std::unique_ptr<pqxx::connection> db;
+  try {
+    db = storage::connect(options.database_dsn);
+    const auto report = storage::apply_migrations(*db);
+    metrics.set_schema_version(report.schema_version);
+    log_line("database schema at version " + std::to_string(report.schema_version) + " (" +
+             std::to_string(report.applied) + " migration(s) applied now)");
+  } catch (const storage::ConnectError& error) {
+    log_line(std::string(error.what()) + "; not starting");
+    return kExitStartupFailed;
+  } catch (const std::exception& error) {
+    log_line(std::string("schema migration failed: ") + error.what() + "; not starting");
+    return kExitStartupFailed;
+  }
+
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::string metrics_address = "off";
+  if (options.metrics_address != "off") {
+    try {
+      exposer = start_metrics(options.metrics_address, metrics, metrics_address);
+    } catch (const std::exception& error) {
+      log_line("cannot serve metrics on " + options.metrics_address + ": " + error.what() +
+               "; not starting");
+      return kExitStartupFailed;
+    }
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
+  // tables between two sequencers, so a taken port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  int grpc_port = 0;
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &grpc_port);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || grpc_port == 0) {
+    log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
+    return kExitStartupFailed;
+  }
+  server->GetHealthCheckService()->SetServingStatus(true);
+  const std::string grpc_address = with_port(options.listen_address, grpc_port);
+
+  storage::append_audit_event(*db, principal, "daemon.start",
+                              {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
+  metrics.set_start_time_now();
+  std::printf("jackpotd %s: serving gRPC on %s, metrics on %s\n", JACKPOTD_VERSION,
+              grpc_address.c_str(),
+              exposer ? ("http://" + metrics_address + "/metrics").c_str() : "off");
+  std::fflush(stdout);
+
+  const int signal_number = wait_for_signal(signals);
+  const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
+  log_line("received " + signal_name + ", stopping");
+  server->GetHealthCheckService()->SetServingStatus(false);
+  server->Shutdown(std::chrono::system_clock::now() + options.shutdown_grace);
+  server->Wait();
+  try {
+    storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
+  } catch (const std::exception& error) {
+    log_line(std::string("could not record the stop in the audit trail: ") + error.what());
+  }
+  log_line("stopped");
+  return kExitOk;
+}
+
+}  // namespace jackpot

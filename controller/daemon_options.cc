@@ -1,0 +1,212 @@
+#include "controller/daemon_options.h"
+
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+namespace jackpot {
+namespace {
+
+// An error message, or nothing when the value was accepted.
+using SetResult = std::optional<std::string>;
+
+bool is_host_port(std::string_view value) {
+  const auto colon = value.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == value.size()) return false;
+  const std::string_view port = value.substr(colon + 1);
+  unsigned number = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+  return error == std::errc() && end == port.data() + port.size() && number <= 65535;
+}
+
+SetResult set_listen(DaemonOptions& options, const std::string& value) {
+  if (!is_host_port(value)) return "expected host:port, got '" + value + "'";
+  options.listen_address = value;
+  return std::nullopt;
+}
+
+SetResult set_db(DaemonOptions& options, const std::string& value) {
+  if (value.empty()) return std::string("expected a libpq connection string, got nothing");
+  options.database_dsn = value;
+  return std::nullopt;
+}
+
+SetResult set_metrics(DaemonOptions& options, const std::string& value) {
+  if (value != "off" && !is_host_port(value)) {
+    return "expected host:port or 'off', got '" + value + "'";
+  }
+  options.metrics_address = value;
+  return std::nullopt;
+}
+
+SetResult set_shutdown_grace(DaemonOptions& options, const std::string& value) {
+  long long ms = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
+  if (error != std::errc() || end != value.data() + value.size() || ms < 0 || ms > 600000) {
+    return "expected milliseconds between 0 and 600000, got '" + value + "'";
+  }
+  options.shutdown_grace = std::chrono::milliseconds(ms);
+  return std::nullopt;
+}
+
+struct Option {
+  std::string_view name;
+  std::string_view value_name;
+  std::string_view help;
+  SetResult (*set)(DaemonOptions&, const std::string&);
+};
+
+constexpr Option kOptions[] = {
+    {"listen", "HOST:PORT", "gRPC listen address (default 127.0.0.1:50051; port 0 picks one)",
+     set_listen},
+    {"db", "DSN", "PostgreSQL connection string, e.g. 'host=/run/postgresql dbname=jackpotd'",
+     set_db},
+    {"metrics", "HOST:PORT|off", "Prometheus /metrics address (default 127.0.0.1:9464)",
+     set_metrics},
+    {"shutdown-grace-ms", "N", "time in-flight calls get on SIGTERM (default 5000)",
+     set_shutdown_grace},
+};
+
+const Option* find_option(std::string_view name) {
+  for (const Option& option : kOptions) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+// A flag split into its name (without dashes) and, for --name=value, its value.
+struct Flag {
+  std::string name;
+  std::optional<std::string> inline_value;
+};
+
+std::optional<Flag> split_flag(const std::string& arg) {
+  if (arg.rfind("--", 0) != 0 || arg.size() == 2) return std::nullopt;
+  const auto equals = arg.find('=');
+  if (equals == std::string::npos) return Flag{arg.substr(2), std::nullopt};
+  return Flag{arg.substr(2, equals - 2), arg.substr(equals + 1)};
+}
+
+std::variant<std::string, OptionsError> read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return OptionsError{"cannot read config file " + path};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& text,
+                                                            const std::string& origin,
+                                                            DaemonOptions options) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string content = trim(line.substr(0, line.find('#')));
+    if (content.empty()) continue;
+    const std::string where = origin + ":" + std::to_string(number) + ": ";
+    const auto equals = content.find('=');
+    if (equals == std::string::npos) {
+      return OptionsError{where + "expected 'name = value', got '" + content + "'"};
+    }
+    const std::string name = trim(std::string_view(content).substr(0, equals));
+    const std::string value = trim(std::string_view(content).substr(equals + 1));
+    const Option* option = find_option(name);
+    if (option == nullptr) return OptionsError{where + "unknown option '" + name + "'"};
+    if (auto error = option->set(options, value)) {
+      return OptionsError{where + name + ": " + *error};
+    }
+  }
+  return options;
+}
+
+std::variant<DaemonOptions, OptionsError> parse_daemon_options(
+    const std::vector<std::string>& args) {
+  DaemonOptions options;
+  // The config file is read first, wherever --config stands, so that flags override it.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto flag = split_flag(args[i]);
+    if (!flag || flag->name != "config") continue;
+    std::string path;
+    if (flag->inline_value) {
+      path = *flag->inline_value;
+    } else if (i + 1 < args.size()) {
+      path = args[++i];
+    } else {
+      return OptionsError{"--config needs a value (a file)"};
+    }
+    auto text = read_file(path);
+    if (auto* error = std::get_if<OptionsError>(&text)) return *error;
+    auto parsed = parse_config_text(std::get<std::string>(text), path, options);
+    if (auto* error = std::get_if<OptionsError>(&parsed)) return *error;
+    options = std::get<DaemonOptions>(parsed);
+  }
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto flag = split_flag(args[i]);
+    if (!flag) return OptionsError{"unexpected argument '" + args[i] + "' (see --help)"};
+    if (flag->name == "help") {
+      options.show_help = true;
+      continue;
+    }
+    if (flag->name == "version") {
+      options.show_version = true;
+      continue;
+    }
+    if (flag->name == "config") {
+      if (!flag->inline_value) ++i;
+      continue;
+    }
+    const Option* option = find_option(flag->name);
+    if (option == nullptr) return OptionsError{"unknown flag --" + flag->name + " (see --help)"};
+    std::string value;
+    if (flag->inline_value) {
+      value = *flag->inline_value;
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return OptionsError{"--" + flag->name + " needs a value (" + std::string(option->value_name) +
+                          ")"};
+    }
+    if (auto error = option->set(options, value)) {
+      return OptionsError{"--" + flag->name + ": " + *error};
+    }
+  }
+
+  if (!options.show_help && !options.show_version && options.database_dsn.empty()) {
+    return OptionsError{"--db is required: a PostgreSQL connection string (see --help)"};
+  }
+  return options;
+}
+
+std::string daemon_usage() {
+  std::string usage =
+      "usage: jackpotd --db DSN [options]\n"
+      "\n"
+      "The linked progressive jackpot controller.\n"
+      "\n"
+      "options:\n"
+      "  --config FILE              read 'name = value' lines (names as below, without dashes);\n"
+      "                             flags override the file\n";
+  for (const Option& option : kOptions) {
+    std::string left = "  --" + std::string(option.name) + " " + std::string(option.value_name);
+    left.resize(29, ' ');
+    usage += left + std::string(option.help) + "\n";
+  }
+  usage +=
+      "  --help                     print this and exit\n"
+      "  --version                  print the version and exit\n";
+  return usage;
+}
+
+}  // namespace jackpot

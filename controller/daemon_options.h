@@ -1,0 +1,40 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace jackpot {
+
+// How the daemon is started: from command-line flags, optionally on top of a config file.
+struct DaemonOptions {
+  std::string listen_address = "127.0.0.1:50051";  // gRPC, host:port; port 0 picks a free one.
+  std::string database_dsn;                        // libpq connection string; required.
+  std::string metrics_address = "127.0.0.1:9464";  // Prometheus /metrics; "off" disables.
+  std::chrono::milliseconds shutdown_grace{5000};  // In-flight calls get this long on SIGTERM.
+  bool show_help = false;
+  bool show_version = false;
+};
+
+// What went wrong while reading the options, with file:line for config files.
+struct OptionsError {
+  std::string message;
+};
+
+// Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off]
+// [--shutdown-grace-ms N] [--help] [--version]`. Flags accept `--name value` and `--name=value`.
+// The config file holds `name = value` lines with the flags' names (without dashes), `#`
+// comments and blank lines; flags given on the command line override it.
+std::variant<DaemonOptions, OptionsError> parse_daemon_options(
+    const std::vector<std::string>& args);
+
+// Reads `name = value` lines into `options`. `origin` names the text in errors (a file name).
+std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& text,
+                                                            const std::string& origin,
+                                                            DaemonOptions options);
+
+// The --help text.
+std::string daemon_usage();
+
+}  // namespace jackpot

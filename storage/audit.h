@@ -1,0 +1,22 @@
+#pragma once
+
+#include <pqxx/connection>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace jackpot::storage {
+
+// Key/value details of an audit event, stored as a JSON object of strings.
+using AuditDetail = std::vector<std::pair<std::string, std::string>>;
+
+// Appends one event to the audit trail in its own transaction. `principal` is e.g.
+// "daemon/host-1" or "supervisor/S7"; `action` is dotted lower case, e.g. "daemon.start".
+void append_audit_event(pqxx::connection& connection, std::string_view principal,
+                        std::string_view action, const AuditDetail& detail);
+
+// A JSON object of string values, with every string escaped as RFC 8259 requires.
+std::string json_object(const AuditDetail& detail);
+
+}  // namespace jackpot::storage

@@ -1,0 +1,58 @@
+#include "storage/connection.h"
+
+#include <libpq-fe.h>
+
+#include <pqxx/pqxx>
+
+namespace jackpot::storage {
+namespace {
+
+// libpq's messages span lines ("...failed: ...\n\tIs the server running...?\n"); a log line
+// should not.
+std::string one_line(std::string_view text) {
+  std::string line;
+  for (const char c : text) {
+    if (c == '\n' || c == '\t' || c == '\r') {
+      if (!line.empty() && line.back() != ' ') line.push_back(' ');
+    } else {
+      line.push_back(c);
+    }
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+std::string redact_dsn(const std::string& dsn) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return "<unparsable connection string>";
+  }
+  std::string shown;
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val == nullptr || std::string_view(option->keyword) == "password") continue;
+    if (!shown.empty()) shown += ' ';
+    shown += option->keyword;
+    shown += '=';
+    shown += option->val;
+  }
+  PQconninfoFree(options);
+  return shown;
+}
+
+std::unique_ptr<pqxx::connection> connect(const std::string& dsn) {
+  try {
+    return std::make_unique<pqxx::connection>(dsn);
+  } catch (const pqxx::broken_connection& error) {
+    throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) +
+                       "): " + one_line(error.what()));
+  } catch (const pqxx::failure& error) {
+    throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) +
+                       "): " + one_line(error.what()));
+  }
+}
+
+}  // namespace jackpot::storage

@@ -1,0 +1,100 @@
+#include "storage/migrations.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <map>
+#include <pqxx/pqxx>
+
+#include "meters/invariant.h"
+
+namespace jackpot::storage {
+namespace {
+
+// Serialises schema changes between daemons; an arbitrary constant ("jpmg" in ASCII).
+constexpr long long kMigrationLockKey = 0x6a706d67;
+
+struct Applied {
+  std::string name;
+  std::string sha256;
+};
+
+std::map<int, Applied> read_applied(pqxx::work& tx) {
+  std::map<int, Applied> applied;
+  for (const auto& row : tx.exec("SELECT version, name, sha256 FROM schema_migrations")) {
+    applied[row[0].as<int>()] = Applied{row[1].as<std::string>(), row[2].as<std::string>()};
+  }
+  return applied;
+}
+
+void check_order(const std::vector<Migration>& migrations) {
+  for (std::size_t i = 0; i < migrations.size(); ++i) {
+    JACKPOT_INVARIANT(migrations[i].version == static_cast<int>(i) + 1,
+                      "migrations must be numbered 1, 2, 3, ... without gaps");
+  }
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  const bool ok =
+      EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) == 1;
+  JACKPOT_INVARIANT(ok && length == 32, "SHA-256 failed");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * length);
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 0x0f]);
+  }
+  return hex;
+}
+
+MigrationReport apply_migrations(pqxx::connection& connection,
+                                 const std::vector<Migration>& migrations) {
+  check_order(migrations);
+  pqxx::work tx(connection, "apply_migrations");
+  tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+  tx.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      " version integer PRIMARY KEY CHECK (version > 0),"
+      " name text NOT NULL,"
+      " sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),"
+      " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+  const std::map<int, Applied> applied = read_applied(tx);
+
+  if (!applied.empty() && applied.rbegin()->first > static_cast<int>(migrations.size())) {
+    const auto& [version, newest] = *applied.rbegin();
+    throw MigrationError("the database has migration " + newest.name + " (version " +
+                         std::to_string(version) + ") that this jackpotd does not know; it was " +
+                         "migrated by a newer jackpotd");
+  }
+
+  MigrationReport report;
+  for (const Migration& migration : migrations) {
+    const std::string sha = sha256_hex(migration.sql);
+    const std::string name(migration.name);
+    if (auto it = applied.find(migration.version); it != applied.end()) {
+      if (it->second.sha256 != sha) {
+        throw MigrationError("migration " + name + " was changed after it was applied (recorded " +
+                             "sha256 " + it->second.sha256 + ", this binary has " + sha + ")");
+      }
+      continue;
+    }
+    try {
+      tx.exec(std::string(migration.sql));
+    } catch (const pqxx::sql_error& error) {
+      throw MigrationError("migration " + name + " failed: " + error.what());
+    }
+    tx.exec_params("INSERT INTO schema_migrations (version, name, sha256) VALUES ($1, $2, $3)",
+                   migration.version, name, sha);
+    ++report.applied;
+  }
+  tx.commit();
+  report.schema_version = static_cast<int>(migrations.size());
+  return report;
+}
+
+}  // namespace jackpot::storage

@@ -1,0 +1,208 @@
+// The real jackpotd binary over real gRPC against the throwaway PostgreSQL: it starts, serves
+// health, reflection and metrics, stops cleanly on SIGTERM and SIGINT, and refuses to start, with
+// a clear message, when it cannot do its job.
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <pqxx/pqxx>
+#include <regex>
+
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/test_database.h"
+
+namespace jackpot {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::DaemonProcess;
+using testing::TestDatabase;
+
+struct ServingAddresses {
+  std::string grpc;
+  int metrics_port = 0;
+};
+
+// Waits for the daemon's "serving" line and reads the addresses it bound.
+std::optional<ServingAddresses> wait_until_serving(DaemonProcess& daemon) {
+  const auto line = daemon.read_stdout_line(30s);
+  if (!line) {
+    ADD_FAILURE() << "jackpotd printed no serving line; stderr:\n" << daemon.stderr_text();
+    return std::nullopt;
+  }
+  static const std::regex pattern(
+      R"(^jackpotd \S+: serving gRPC on (127\.0\.0\.1:[0-9]+), metrics on )"
+      R"(http://127\.0\.0\.1:([0-9]+)/metrics$)");
+  std::smatch match;
+  if (!std::regex_match(*line, match, pattern)) {
+    ADD_FAILURE() << "unexpected serving line: " << *line;
+    return std::nullopt;
+  }
+  return ServingAddresses{match[1], std::stoi(match[2])};
+}
+
+std::vector<std::string> local_args(const std::string& dsn) {
+  return {"--db", dsn, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"};
+}
+
+grpc::health::v1::HealthCheckResponse::ServingStatus check_health(const std::string& address) {
+  auto stub = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, {}, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response.status();
+}
+
+std::vector<std::string> list_services(const std::string& address) {
+  auto stub = grpc::reflection::v1alpha::ServerReflection::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  auto stream = stub->ServerReflectionInfo(&context);
+  grpc::reflection::v1alpha::ServerReflectionRequest request;
+  request.set_list_services("*");
+  EXPECT_TRUE(stream->Write(request));
+  grpc::reflection::v1alpha::ServerReflectionResponse response;
+  EXPECT_TRUE(stream->Read(&response));
+  stream->WritesDone();
+  const grpc::Status status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  std::vector<std::string> names;
+  for (const auto& service : response.list_services_response().service()) {
+    names.push_back(service.name());
+  }
+  return names;
+}
+
+// A plain HTTP/1.0 GET on loopback; returns the whole response, headers included.
+std::string http_get(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return "<connect failed>";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "<write failed>";
+  }
+  std::string response;
+  char chunk[4096];
+  for (ssize_t n; (n = read(fd, chunk, sizeof chunk)) > 0;) {
+    response.append(chunk, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return response;
+}
+
+std::vector<std::string> audit_actions(const TestDatabase& database) {
+  auto connection = database.connect();
+  pqxx::read_transaction tx(*connection);
+  std::vector<std::string> actions;
+  for (const auto& row : tx.exec("SELECT action FROM audit_log ORDER BY id")) {
+    actions.push_back(row[0].as<std::string>());
+  }
+  return actions;
+}
+
+TEST(Daemon, ServesHealthReflectionAndMetricsThenStopsCleanlyOnSigterm) {
+  TestDatabase database;
+  DaemonProcess daemon(local_args(database.dsn()));
+  const auto serving = wait_until_serving(daemon);
+  ASSERT_TRUE(serving);
+
+  EXPECT_EQ(check_health(serving->grpc), grpc::health::v1::HealthCheckResponse::SERVING);
+  const auto services = list_services(serving->grpc);
+  EXPECT_NE(std::find(services.begin(), services.end(), "grpc.health.v1.Health"), services.end());
+  EXPECT_NE(std::find(services.begin(), services.end(), "grpc.reflection.v1alpha.ServerReflection"),
+            services.end());
+  const std::string metrics = http_get(serving->metrics_port, "/metrics");
+  EXPECT_NE(metrics.find("200 OK"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("jackpotd_build_info{version=\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("jackpotd_schema_version 1"), std::string::npos) << metrics;
+
+  daemon.send_signal(SIGTERM);
+  EXPECT_EQ(daemon.wait_for_exit(20s), 0) << daemon.stderr_text();
+  EXPECT_NE(daemon.stderr_text().find("received SIGTERM, stopping"), std::string::npos);
+  EXPECT_EQ(audit_actions(database), (std::vector<std::string>{"daemon.start", "daemon.stop"}));
+}
+
+TEST(Daemon, StopsCleanlyOnSigintAndRestartsOnTheMigratedDatabase) {
+  TestDatabase database;
+  for (int run = 0; run < 2; ++run) {
+    DaemonProcess daemon(local_args(database.dsn()));
+    ASSERT_TRUE(wait_until_serving(daemon));
+    daemon.send_signal(SIGINT);
+    EXPECT_EQ(daemon.wait_for_exit(20s), 0) << daemon.stderr_text();
+    const std::string expected_applied =
+        run == 0 ? "(1 migration(s) applied now)" : "(0 migration(s) applied now)";
+    EXPECT_NE(daemon.stderr_text().find(expected_applied), std::string::npos)
+        << daemon.stderr_text();
+  }
+  EXPECT_EQ(audit_actions(database).size(), 4u);
+}
+
+TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
+  DaemonProcess daemon({"--db", "host=/nonexistent-socket-dir dbname=x password=hunter2",
+                        "--listen", "127.0.0.1:0", "--metrics", "off"});
+  EXPECT_EQ(daemon.wait_for_exit(30s), 1);
+  const std::string errors = daemon.stderr_text();
+  EXPECT_NE(errors.find("cannot connect to PostgreSQL ("), std::string::npos) << errors;
+  EXPECT_NE(errors.find("host=/nonexistent-socket-dir"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("No such file or directory Is the server running"), std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("not starting"), std::string::npos) << errors;
+  EXPECT_EQ(errors.find("hunter2"), std::string::npos) << errors;
+}
+
+TEST(Daemon, RefusesToStartWhenAMigrationFails) {
+  TestDatabase database;
+  {
+    auto connection = database.connect();
+    pqxx::work tx(*connection);
+    tx.exec("CREATE TABLE audit_log (something_else integer)");
+    tx.commit();
+  }
+  DaemonProcess daemon(local_args(database.dsn()));
+  EXPECT_EQ(daemon.wait_for_exit(30s), 1);
+  const std::string errors = daemon.stderr_text();
+  EXPECT_NE(errors.find("schema migration failed: migration 0001_audit_log.sql failed"),
+            std::string::npos)
+      << errors;
+}
+
+TEST(Daemon, RefusesToShareItsPortWithAnotherDaemon) {
+  TestDatabase database;
+  DaemonProcess first(local_args(database.dsn()));
+  const auto serving = wait_until_serving(first);
+  ASSERT_TRUE(serving);
+
+  DaemonProcess second({"--db", database.dsn(), "--listen", serving->grpc, "--metrics", "off"});
+  EXPECT_EQ(second.wait_for_exit(30s), 1);
+  EXPECT_NE(second.stderr_text().find("cannot serve gRPC on " + serving->grpc), std::string::npos)
+      << second.stderr_text();
+  EXPECT_EQ(check_health(serving->grpc), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+TEST(Daemon, RejectsBadFlagsWithAUsageError) {
+  DaemonProcess daemon({"--db", "dbname=x", "--listen", "nowhere"});
+  EXPECT_EQ(daemon.wait_for_exit(10s), 2);
+  EXPECT_NE(daemon.stderr_text().find("--listen: expected host:port, got 'nowhere'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace jackpot

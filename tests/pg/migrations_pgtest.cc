@@ -1,0 +1,195 @@
+// Migrations against a real PostgreSQL: apply to an empty database, are idempotent, refuse
+// edited or unknown history, change nothing when one fails, and serialise concurrent starts.
+#include <gtest/gtest.h>
+
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "storage/audit.h"
+#include "storage/migrations.h"
+#include "tests/support/test_database.h"
+
+namespace jackpot::storage {
+namespace {
+
+using testing::TestDatabase;
+
+// Every column of every table in the public schema, one line each: a fingerprint of the schema.
+std::string schema_fingerprint(pqxx::connection& connection) {
+  pqxx::read_transaction tx(connection);
+  std::string fingerprint;
+  for (const auto& row : tx.exec(
+           "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
+           "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position")) {
+    fingerprint += row[0].c_str() + std::string(".") + row[1].c_str() + " " + row[2].c_str() + " " +
+                   row[3].c_str() + "\n";
+  }
+  for (const auto& row : tx.exec("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal "
+                                 "ORDER BY tgname")) {
+    fingerprint += std::string("trigger ") + row[0].c_str() + "\n";
+  }
+  return fingerprint;
+}
+
+bool table_exists(pqxx::connection& connection, const std::string& table) {
+  pqxx::read_transaction tx(connection);
+  return tx.exec_params1("SELECT to_regclass($1) IS NOT NULL", "public." + table)[0].as<bool>();
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+TEST(Migrations, ApplyToAnEmptyDatabaseAndRecordEachWithItsHash) {
+  TestDatabase database;
+  auto connection = database.connect();
+  const auto& migrations = embedded_migrations();
+
+  const MigrationReport report = apply_migrations(*connection);
+
+  EXPECT_EQ(report.applied, static_cast<int>(migrations.size()));
+  EXPECT_EQ(report.schema_version, static_cast<int>(migrations.size()));
+  EXPECT_TRUE(table_exists(*connection, "audit_log"));
+  pqxx::read_transaction tx(*connection);
+  const auto rows = tx.exec("SELECT version, name, sha256 FROM schema_migrations ORDER BY version");
+  ASSERT_EQ(rows.size(), migrations.size());
+  for (std::size_t i = 0; i < migrations.size(); ++i) {
+    EXPECT_EQ(rows[i][0].as<int>(), migrations[i].version);
+    EXPECT_EQ(rows[i][1].as<std::string>(), migrations[i].name);
+    EXPECT_EQ(rows[i][2].as<std::string>(), sha256_hex(migrations[i].sql));
+  }
+}
+
+TEST(Migrations, AreIdempotent) {
+  TestDatabase database;
+  auto connection = database.connect();
+  apply_migrations(*connection);
+  const std::string before = schema_fingerprint(*connection);
+
+  const MigrationReport again = apply_migrations(*connection);
+
+  EXPECT_EQ(again.applied, 0);
+  EXPECT_EQ(again.schema_version, static_cast<int>(embedded_migrations().size()));
+  EXPECT_EQ(schema_fingerprint(*connection), before);
+  EXPECT_NE(before.find("audit_log.principal text NO"), std::string::npos) << before;
+}
+
+TEST(Migrations, RefuseAMigrationEditedAfterItWasApplied) {
+  TestDatabase database;
+  auto connection = database.connect();
+  apply_migrations(*connection);
+  std::vector<Migration> edited = embedded_migrations();
+  const std::string changed_sql = std::string(edited[0].sql) + "\n-- edited\n";
+  edited[0].sql = changed_sql;
+
+  const std::string error = error_of([&] { apply_migrations(*connection, edited); });
+
+  EXPECT_NE(error.find("migration 0001_audit_log.sql was changed after it was applied"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Migrations, RefuseADatabaseMigratedByANewerBinary) {
+  TestDatabase database;
+  auto connection = database.connect();
+  std::vector<Migration> newer = embedded_migrations();
+  newer.push_back({static_cast<int>(newer.size()) + 1, "9999_future.sql",
+                   "CREATE TABLE future_thing (id integer)"});
+  apply_migrations(*connection, newer);
+
+  const std::string error = error_of([&] { apply_migrations(*connection); });
+
+  EXPECT_NE(error.find("that this jackpotd does not know"), std::string::npos) << error;
+}
+
+TEST(Migrations, AFailingMigrationIsNamedAndChangesNothing) {
+  TestDatabase database;
+  auto connection = database.connect();
+  std::vector<Migration> broken = embedded_migrations();
+  broken.push_back({static_cast<int>(broken.size()) + 1, "0099_broken.sql",
+                    "CREATE TABLE half_done (id integer); SELECT no_such_column FROM half_done"});
+
+  const std::string error = error_of([&] { apply_migrations(*connection, broken); });
+
+  EXPECT_NE(error.find("migration 0099_broken.sql failed"), std::string::npos) << error;
+  EXPECT_NE(error.find("no_such_column"), std::string::npos) << error;
+  EXPECT_FALSE(table_exists(*connection, "half_done"));
+  EXPECT_FALSE(table_exists(*connection, "audit_log"));
+  EXPECT_FALSE(table_exists(*connection, "schema_migrations"));
+}
+
+TEST(Migrations, ConcurrentStartsApplyEachMigrationOnce) {
+  TestDatabase database;
+  constexpr int kStarters = 4;
+  std::vector<int> applied(kStarters, -1);
+  std::vector<std::string> errors(kStarters);
+  std::vector<std::thread> starters;
+  for (int i = 0; i < kStarters; ++i) {
+    starters.emplace_back([&, i] {
+      try {
+        auto connection = database.connect();
+        applied[static_cast<std::size_t>(i)] = apply_migrations(*connection).applied;
+      } catch (const std::exception& error) {
+        errors[static_cast<std::size_t>(i)] = error.what();
+      }
+    });
+  }
+  for (auto& starter : starters) starter.join();
+
+  int total = 0;
+  for (int i = 0; i < kStarters; ++i) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(i)], "");
+    total += applied[static_cast<std::size_t>(i)];
+  }
+  EXPECT_EQ(total, static_cast<int>(embedded_migrations().size()));
+}
+
+TEST(AuditLog, KeepsEventsAndRefusesToChangeThem) {
+  TestDatabase database;
+  auto connection = database.connect();
+  apply_migrations(*connection);
+
+  append_audit_event(*connection, "supervisor/S7", "payout.approve",
+                     {{"payout_id", "42"}, {"reason", "checked \"twice\"\nby camera"}});
+
+  {
+    pqxx::read_transaction tx(*connection);
+    const auto row = tx.exec1(
+        "SELECT principal, action, detail->>'payout_id', detail->>'reason' FROM audit_log");
+    EXPECT_EQ(row[0].as<std::string>(), "supervisor/S7");
+    EXPECT_EQ(row[1].as<std::string>(), "payout.approve");
+    EXPECT_EQ(row[2].as<std::string>(), "42");
+    EXPECT_EQ(row[3].as<std::string>(), "checked \"twice\"\nby camera");
+  }
+  for (const char* change : {"UPDATE audit_log SET action = 'payout.reject'",
+                             "DELETE FROM audit_log", "TRUNCATE audit_log"}) {
+    pqxx::work tx(*connection);
+    const std::string error = error_of([&] { tx.exec(change); });
+    EXPECT_NE(error.find("audit_log is append-only"), std::string::npos) << change << ": " << error;
+  }
+  pqxx::read_transaction tx(*connection);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM audit_log")[0].as<int>(), 1);
+}
+
+TEST(AuditLog, RefusesMalformedPrincipalsAndActions) {
+  TestDatabase database;
+  auto connection = database.connect();
+  apply_migrations(*connection);
+
+  EXPECT_NE(error_of([&] {
+              append_audit_event(*connection, "nobody", "daemon.start", {});
+            }).find("audit_log_principal_check"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              append_audit_event(*connection, "admin/ops", "Drop Table", {});
+            }).find("audit_log_action_check"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace jackpot::storage

@@ -1,0 +1,125 @@
+#include "controller/daemon_options.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace jackpot {
+namespace {
+
+DaemonOptions parse_ok(const std::vector<std::string>& args) {
+  auto parsed = parse_daemon_options(args);
+  if (auto* error = std::get_if<OptionsError>(&parsed)) {
+    ADD_FAILURE() << "unexpected error: " << error->message;
+    return {};
+  }
+  return std::get<DaemonOptions>(parsed);
+}
+
+std::string parse_error(const std::vector<std::string>& args) {
+  auto parsed = parse_daemon_options(args);
+  if (auto* error = std::get_if<OptionsError>(&parsed)) return error->message;
+  ADD_FAILURE() << "expected an error";
+  return {};
+}
+
+// A config file in the temp directory, removed at the end of the test.
+class ConfigFile {
+ public:
+  explicit ConfigFile(const std::string& text) {
+    char name[] = "/tmp/jackpotd-options-test.XXXXXX";
+    const int fd = mkstemp(name);
+    path_ = name;
+    close(fd);
+    std::ofstream(path_) << text;
+  }
+  ~ConfigFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(DaemonOptions, DefaultsNeedOnlyTheDatabase) {
+  const auto options = parse_ok({"--db", "dbname=jackpotd"});
+  EXPECT_EQ(options.database_dsn, "dbname=jackpotd");
+  EXPECT_EQ(options.listen_address, "127.0.0.1:50051");
+  EXPECT_EQ(options.metrics_address, "127.0.0.1:9464");
+  EXPECT_EQ(options.shutdown_grace, std::chrono::milliseconds(5000));
+}
+
+TEST(DaemonOptions, AcceptsSpaceAndEqualsForms) {
+  const auto options = parse_ok({"--db=host=/tmp dbname=x", "--listen", "0.0.0.0:0",
+                                 "--metrics=[::1]:9000", "--shutdown-grace-ms=250"});
+  EXPECT_EQ(options.database_dsn, "host=/tmp dbname=x");
+  EXPECT_EQ(options.listen_address, "0.0.0.0:0");
+  EXPECT_EQ(options.metrics_address, "[::1]:9000");
+  EXPECT_EQ(options.shutdown_grace, std::chrono::milliseconds(250));
+}
+
+TEST(DaemonOptions, MetricsCanBeTurnedOff) {
+  EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
+}
+
+TEST(DaemonOptions, HelpAndVersionDoNotNeedTheDatabase) {
+  EXPECT_TRUE(parse_ok({"--help"}).show_help);
+  EXPECT_TRUE(parse_ok({"--version"}).show_version);
+  EXPECT_NE(daemon_usage().find("--shutdown-grace-ms"), std::string::npos);
+}
+
+TEST(DaemonOptions, RefusesBadFlags) {
+  EXPECT_EQ(parse_error({}), "--db is required: a PostgreSQL connection string (see --help)");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--frobnicate"}), "unknown flag --frobnicate (see --help)");
+  EXPECT_EQ(parse_error({"--db"}), "--db needs a value (DSN)");
+  EXPECT_EQ(parse_error({"--db", "x=y", "stray"}), "unexpected argument 'stray' (see --help)");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--listen", "localhost"}),
+            "--listen: expected host:port, got 'localhost'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--listen", "localhost:65536"}),
+            "--listen: expected host:port, got 'localhost:65536'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--listen", ":80"}),
+            "--listen: expected host:port, got ':80'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--metrics", "on"}),
+            "--metrics: expected host:port or 'off', got 'on'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--shutdown-grace-ms", "-1"}),
+            "--shutdown-grace-ms: expected milliseconds between 0 and 600000, got '-1'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--shutdown-grace-ms", "10s"}),
+            "--shutdown-grace-ms: expected milliseconds between 0 and 600000, got '10s'");
+}
+
+TEST(DaemonOptions, ReadsConfigFileAndFlagsOverrideIt) {
+  const ConfigFile config(
+      "# jackpotd example\n"
+      "\n"
+      "db = host=/run/postgresql dbname=jackpotd   # the ledger\n"
+      "listen = 0.0.0.0:6000\n"
+      "metrics=off\n");
+  const auto from_file = parse_ok({"--config", config.path()});
+  EXPECT_EQ(from_file.database_dsn, "host=/run/postgresql dbname=jackpotd");
+  EXPECT_EQ(from_file.listen_address, "0.0.0.0:6000");
+  EXPECT_EQ(from_file.metrics_address, "off");
+
+  // The flag wins although it stands before --config.
+  const auto overridden = parse_ok({"--listen", "127.0.0.1:7000", "--config=" + config.path()});
+  EXPECT_EQ(overridden.listen_address, "127.0.0.1:7000");
+  EXPECT_EQ(overridden.database_dsn, "host=/run/postgresql dbname=jackpotd");
+}
+
+TEST(DaemonOptions, ConfigErrorsNameFileAndLine) {
+  const ConfigFile unknown("db = x=y\n\nlisen = 1.2.3.4:5\n");
+  EXPECT_EQ(parse_error({"--config", unknown.path()}),
+            unknown.path() + ":3: unknown option 'lisen'");
+  const ConfigFile malformed("# ok\nlisten 1.2.3.4:5\n");
+  EXPECT_EQ(parse_error({"--config", malformed.path()}),
+            malformed.path() + ":2: expected 'name = value', got 'listen 1.2.3.4:5'");
+  const ConfigFile bad_value("metrics = nowhere\n");
+  EXPECT_EQ(parse_error({"--config", bad_value.path()}),
+            bad_value.path() + ":1: metrics: expected host:port or 'off', got 'nowhere'");
+  EXPECT_EQ(parse_error({"--config", "/nonexistent/jackpotd.conf"}),
+            "cannot read config file /nonexistent/jackpotd.conf");
+  EXPECT_EQ(parse_error({"--config"}), "--config needs a value (a file)");
+}
+
+}  // namespace
+}  // namespace jackpot
