@@ -1,0 +1,41 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "meters/money.h"
+#include "meters/random.h"
+#include "meters/sha256.h"
+
+namespace jackpot {
+
+using TriggerSalt = std::array<std::uint8_t, 32>;
+
+// A hidden Must-Hit-By trigger point, drawn at a reset and committed before any contribution
+// can reach it. The commitment is published at once; point and salt are revealed at the hit, so
+// anyone can check that the point was fixed in advance:
+//   commitment = SHA-256(point || salt)
+// where `point` is the amount in micros as 8 bytes, big-endian two's complement, and `salt` is
+// 32 random bytes.
+struct HiddenTrigger {
+  Money point;
+  TriggerSalt salt{};
+  Sha256Digest commitment{};
+  // The draw's inputs, for the draw record: the point is uniform among the whole-cent amounts
+  // in (range_above, range_up_to].
+  Money range_above;
+  Money range_up_to;
+};
+
+// Draws the point uniformly among the whole-cent amounts strictly above `reset_value` and at
+// most `must_hit_by` (a whole-cent amount), by rejection sampling, and commits to it. When no
+// such amount exists (the reset value already reached the Must-Hit-By amount) the point is
+// `must_hit_by` itself, so the next contribution hits.
+HiddenTrigger draw_hidden_trigger(RandomSource& random, Money reset_value, Money must_hit_by);
+
+Sha256Digest trigger_commitment(Money point, const TriggerSalt& salt);
+
+// True when point and salt are the ones committed to.
+bool verify_trigger(Money point, const TriggerSalt& salt, const Sha256Digest& commitment);
+
+}  // namespace jackpot

@@ -1,0 +1,405 @@
+#include "meters/link.h"
+
+#include <algorithm>
+
+#include "meters/invariant.h"
+
+namespace jackpot {
+namespace {
+
+const Money kZero;
+const Money kOneCent = Money::from_micros(Money::kMicrosPerCent);
+
+LinkError from_post_error(PostError error) {
+  return error == PostError::overflow ? LinkError::overflow : LinkError::insufficient_balance;
+}
+
+}  // namespace
+
+std::string_view to_string(LinkError error) {
+  switch (error) {
+    case LinkError::unknown_level:
+      return "unknown level";
+    case LinkError::units_not_positive:
+      return "wager units must be positive";
+    case LinkError::percent_out_of_range:
+      return "percent must be 1..100";
+    case LinkError::level_is_must_hit_by:
+      return "a Must-Hit-By level is won by its draw only";
+    case LinkError::no_winners:
+      return "a split needs at least one winner";
+    case LinkError::amount_not_positive:
+      return "amount must be positive";
+    case LinkError::zero_adjustment:
+      return "an adjustment of zero changes nothing";
+    case LinkError::reason_missing:
+      return "a reason is required";
+    case LinkError::above_ceiling:
+      return "the meter would exceed its ceiling";
+    case LinkError::insufficient_balance:
+      return "a meter, reserve or payable would go below zero";
+    case LinkError::overflow:
+      return "amount overflows";
+    case LinkError::not_a_round_transfer:
+      return "only contributions and overflows are reversed";
+    case LinkError::mixed_rounds:
+      return "transfers of several rounds";
+    case LinkError::not_an_award:
+      return "not an award or tray pay";
+    case LinkError::foreign_transfer:
+      return "the transfer is not of this link";
+  }
+  return "unknown link error";
+}
+
+Link::Link(LinkConfig config, RandomSource& random)
+    : config_(std::move(config)),
+      random_(&random),
+      ledger_(static_cast<std::uint32_t>(config_.levels.size())) {
+  for (const LevelRules& rules : derive_rules(config_)) levels_.push_back({rules, std::nullopt});
+}
+
+Result<Link, std::vector<std::string>> Link::open(LinkConfig config, RandomSource& random,
+                                                  std::vector<Transfer>& out) {
+  if (auto problems = validate(config); !problems.empty()) return problems;
+  Link link(std::move(config), random);
+  for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
+    const auto funded = link.reset_unchecked(level, Origin{}, out);
+    JACKPOT_INVARIANT(funded.ok(), "seeding a new link cannot fail");
+  }
+  return link;
+}
+
+std::optional<Money> Link::trigger_point(std::uint32_t level) const {
+  const LevelState& state = levels_[level - 1];
+  if (state.hidden) return state.hidden->point;
+  return state.rules.must_hit_by;
+}
+
+std::optional<LinkError> Link::post(AccountRef debit, AccountRef credit, Money amount,
+                                    TransferKind kind, Origin origin, std::vector<Transfer>& out,
+                                    TransferId corrects) {
+  if (const auto error = ledger_.post(debit, credit, amount, kind, origin, corrects, out)) {
+    return from_post_error(*error);
+  }
+  return std::nullopt;
+}
+
+std::optional<LinkError> Link::overflow_above_ceiling(std::uint32_t level, Origin origin,
+                                                      std::vector<Transfer>& out) {
+  const LevelRules& rules = levels_[level - 1].rules;
+  if (!rules.ceiling || meter(level) <= *rules.ceiling) return std::nullopt;
+  const Money excess = Money::from_micros(meter(level).micros() - rules.ceiling->micros());
+  const AccountRef target = rules.overflow_level == 0 ? AccountRef::reserve(level)
+                                                      : AccountRef::meter(rules.overflow_level);
+  if (auto error =
+          post(AccountRef::meter(level), target, excess, TransferKind::overflow, origin, out)) {
+    return error;
+  }
+  // Validation guarantees the chain of targets ends.
+  return target.kind == AccountKind::meter ? overflow_above_ceiling(target.level, origin, out)
+                                           : std::nullopt;
+}
+
+Result<ContributionResult, LinkError> Link::contribute(std::int64_t units, Origin origin,
+                                                       std::vector<Transfer>& out) {
+  if (units <= 0) return LinkError::units_not_positive;
+  const std::size_t mark = out.size();
+  const auto fail = [&](LinkError error) {
+    ledger_.undo_since(out, mark);
+    return error;
+  };
+  ContributionResult result;
+  std::int64_t meters_total = 0;
+  std::int64_t reserves_total = 0;
+  bool any_must_hit_by = false;
+  for (std::uint32_t level = 1; level <= level_count(); ++level) {
+    const LevelRules& rules = levels_[level - 1].rules;
+    any_must_hit_by |= rules.must_hit_by.has_value();
+    std::int64_t to_meter = 0;
+    std::int64_t to_reserve = 0;
+    if (__builtin_mul_overflow(rules.meter_per_unit.micros(), units, &to_meter) ||
+        __builtin_mul_overflow(rules.reserve_per_unit.micros(), units, &to_reserve) ||
+        __builtin_add_overflow(meters_total, to_meter, &meters_total) ||
+        __builtin_add_overflow(reserves_total, to_reserve, &reserves_total)) {
+      return fail(LinkError::overflow);
+    }
+    if (to_meter > 0) {
+      if (auto error =
+              post(AccountRef::link(AccountKind::wagers), AccountRef::meter(level),
+                   Money::from_micros(to_meter), TransferKind::contribution, origin, out)) {
+        return fail(*error);
+      }
+      if (auto error = overflow_above_ceiling(level, origin, out)) return fail(*error);
+    }
+    if (to_reserve > 0) {
+      if (auto error =
+              post(AccountRef::link(AccountKind::wagers), AccountRef::reserve(level),
+                   Money::from_micros(to_reserve), TransferKind::contribution, origin, out)) {
+        return fail(*error);
+      }
+    }
+  }
+  result.meters = Money::from_micros(meters_total);
+  result.reserves = Money::from_micros(reserves_total);
+  if (!any_must_hit_by) return result;
+
+  // Hidden triggers replaced by a reset below, restored if a later step fails.
+  std::vector<std::pair<std::uint32_t, std::optional<HiddenTrigger>>> replaced;
+  for (std::uint32_t level = 1; level <= level_count(); ++level) {
+    const auto trigger = trigger_point(level);
+    if (!trigger || meter(level) < *trigger) continue;
+    replaced.emplace_back(level, levels_[level - 1].hidden);
+    auto hit = hit_must_hit_by(level, *trigger, origin, out);
+    if (!hit) {
+      for (auto& [replaced_level, hidden] : replaced) levels_[replaced_level - 1].hidden = hidden;
+      return fail(hit.error());
+    }
+    result.hits.push_back(std::move(hit).value());
+  }
+  return result;
+}
+
+Result<MustHitByHit, LinkError> Link::hit_must_hit_by(std::uint32_t level, Money trigger,
+                                                      Origin origin, std::vector<Transfer>& out) {
+  MustHitByHit hit;
+  hit.level = level;
+  hit.amount = trigger;
+  hit.revealed = levels_[level - 1].hidden;
+  if (auto error = post(AccountRef::meter(level), AccountRef::link(AccountKind::awards_payable),
+                        trigger, TransferKind::award, origin, out)) {
+    return *error;
+  }
+  hit.award = out.back().id;
+  auto reset = reset_unchecked(level, origin, out);
+  if (!reset) return reset.error();
+  hit.next = reset->next_trigger;
+  return hit;
+}
+
+Result<ResetResult, LinkError> Link::reset(std::uint32_t level, Origin origin,
+                                           std::vector<Transfer>& out) {
+  if (!has_level(level)) return LinkError::unknown_level;
+  const std::size_t mark = out.size();
+  const auto hidden = levels_[level - 1].hidden;
+  auto result = reset_unchecked(level, origin, out);
+  if (!result) {
+    ledger_.undo_since(out, mark);
+    levels_[level - 1].hidden = hidden;
+  }
+  return result;
+}
+
+Result<ResetResult, LinkError> Link::reset_unchecked(std::uint32_t level, Origin origin,
+                                                     std::vector<Transfer>& out) {
+  LevelState& state = levels_[level - 1];
+  ResetResult result;
+  result.seed = state.rules.seed;
+  if (state.rules.seed > kZero) {
+    if (auto error = post(AccountRef::link(AccountKind::seed_funding), AccountRef::meter(level),
+                          state.rules.seed, TransferKind::seed, origin, out)) {
+      return *error;
+    }
+  }
+  // The reserve fills the meter up to the ceiling, or for a Must-Hit-By level to one cent below
+  // its amount, so that a reset never triggers by itself; the rest waits for the next reset.
+  std::optional<Money> limit = state.rules.ceiling;
+  if (state.rules.must_hit_by)
+    limit = Money::from_micros(state.rules.must_hit_by->micros() - kOneCent.micros());
+  Money release = reserve(level);
+  if (limit) {
+    release = std::min(release, Money::from_micros(std::max<std::int64_t>(
+                                    limit->micros() - meter(level).micros(), 0)));
+  }
+  if (release > kZero) {
+    if (auto error = post(AccountRef::reserve(level), AccountRef::meter(level), release,
+                          TransferKind::reserve_release, origin, out)) {
+      return *error;
+    }
+  }
+  result.reserve_released = release;
+  if (state.rules.trigger == TriggerMode::hidden_uniform) {
+    state.hidden = draw_hidden_trigger(*random_, meter(level), *state.rules.must_hit_by);
+    result.next_trigger = state.hidden;
+  }
+  return result;
+}
+
+Result<AwardResult, LinkError> Link::award_percent(std::uint32_t level, std::int64_t percent,
+                                                   Origin origin, std::vector<Transfer>& out) {
+  if (!has_level(level)) return LinkError::unknown_level;
+  if (percent < 1 || percent > 100) return LinkError::percent_out_of_range;
+  if (levels_[level - 1].rules.must_hit_by) return LinkError::level_is_must_hit_by;
+  const std::size_t mark = out.size();
+  AwardResult result;
+  result.amount = meter(level).times_fraction_floor(percent, 100)->floor_to_cent();
+  if (result.amount > kZero) {
+    if (auto error = post(AccountRef::meter(level), AccountRef::link(AccountKind::awards_payable),
+                          result.amount, TransferKind::award, origin, out)) {
+      ledger_.undo_since(out, mark);
+      return *error;
+    }
+    result.transfer = out.back().id;
+  }
+  if (percent == 100) {
+    auto reset = reset_unchecked(level, origin, out);
+    if (!reset) {
+      ledger_.undo_since(out, mark);
+      return reset.error();
+    }
+    result.reset = std::move(reset).value();
+  }
+  return result;
+}
+
+Result<SplitResult, LinkError> Link::award_split(std::uint32_t level,
+                                                 std::span<const Origin> origins,
+                                                 std::vector<Transfer>& out) {
+  if (!has_level(level)) return LinkError::unknown_level;
+  if (origins.empty()) return LinkError::no_winners;
+  if (levels_[level - 1].rules.must_hit_by) return LinkError::level_is_must_hit_by;
+  const std::size_t mark = out.size();
+  SplitResult result;
+  result.share = meter(level)
+                     .times_fraction_floor(1, static_cast<std::int64_t>(origins.size()))
+                     ->floor_to_cent();
+  if (result.share > kZero) {
+    for (const Origin& origin : origins) {
+      if (auto error = post(AccountRef::meter(level), AccountRef::link(AccountKind::awards_payable),
+                            result.share, TransferKind::award, origin, out)) {
+        ledger_.undo_since(out, mark);
+        return *error;
+      }
+      result.transfers.push_back(out.back().id);
+    }
+  }
+  auto reset = reset_unchecked(level, Origin{origins.front().round, 0}, out);
+  if (!reset) {
+    ledger_.undo_since(out, mark);
+    return reset.error();
+  }
+  result.reset = std::move(reset).value();
+  return result;
+}
+
+Result<Money, LinkError> Link::reverse_round(std::span<const Transfer> round_transfers,
+                                             Origin origin, std::vector<Transfer>& out) {
+  std::int64_t reversed = 0;
+  for (const Transfer& transfer : round_transfers) {
+    if (transfer.kind != TransferKind::contribution && transfer.kind != TransferKind::overflow) {
+      return LinkError::not_a_round_transfer;
+    }
+    if (transfer.origin.round != round_transfers.front().origin.round) {
+      return LinkError::mixed_rounds;
+    }
+    if (!ledger_.has(transfer.debit) || !ledger_.has(transfer.credit)) {
+      return LinkError::foreign_transfer;
+    }
+    if (transfer.kind == TransferKind::contribution &&
+        __builtin_add_overflow(reversed, transfer.amount.micros(), &reversed)) {
+      return LinkError::overflow;
+    }
+  }
+  const std::size_t mark = out.size();
+  for (auto it = round_transfers.rbegin(); it != round_transfers.rend(); ++it) {
+    const TransferKind kind = it->kind == TransferKind::contribution
+                                  ? TransferKind::contribution_reversal
+                                  : TransferKind::overflow_reversal;
+    if (auto error = post(it->credit, it->debit, it->amount, kind, origin, out, it->id)) {
+      ledger_.undo_since(out, mark);
+      return *error;
+    }
+  }
+  return Money::from_micros(reversed);
+}
+
+Result<Money, LinkError> Link::reverse_award(const Transfer& award, Origin origin,
+                                             std::vector<Transfer>& out) {
+  const bool meter_award =
+      award.kind == TransferKind::award && award.debit.kind == AccountKind::meter;
+  const bool tray_pay = award.kind == TransferKind::tray_pay;
+  if (!meter_award && !tray_pay) return LinkError::not_an_award;
+  if (!ledger_.has(award.debit) || !ledger_.has(award.credit)) return LinkError::foreign_transfer;
+  const std::size_t mark = out.size();
+  const TransferKind kind =
+      meter_award ? TransferKind::award_reversal : TransferKind::tray_pay_reversal;
+  if (auto error = post(AccountRef::link(AccountKind::awards_payable), award.debit, award.amount,
+                        kind, origin, out, award.id)) {
+    return *error;
+  }
+  if (meter_award) {
+    if (auto error = overflow_above_ceiling(award.debit.level, origin, out)) {
+      ledger_.undo_since(out, mark);
+      return *error;
+    }
+  }
+  return award.amount;
+}
+
+Result<TransferId, LinkError> Link::pay_award(const Transfer& award, Origin origin,
+                                              std::vector<Transfer>& out) {
+  if (award.kind != TransferKind::award && award.kind != TransferKind::tray_pay) {
+    return LinkError::not_an_award;
+  }
+  if (!ledger_.has(award.debit) || !ledger_.has(award.credit)) return LinkError::foreign_transfer;
+  if (auto error =
+          post(AccountRef::link(AccountKind::awards_payable), AccountRef::link(AccountKind::paid),
+               award.amount, TransferKind::payout, origin, out)) {
+    return *error;
+  }
+  return out.back().id;
+}
+
+Result<TransferId, LinkError> Link::record_tray_pay(Money amount, Origin origin,
+                                                    std::vector<Transfer>& out) {
+  if (amount <= kZero) return LinkError::amount_not_positive;
+  if (auto error = post(AccountRef::link(AccountKind::tray_paid),
+                        AccountRef::link(AccountKind::awards_payable), amount,
+                        TransferKind::tray_pay, origin, out)) {
+    return *error;
+  }
+  return out.back().id;
+}
+
+Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delta,
+                                                 std::string_view reason, Origin origin,
+                                                 std::vector<Transfer>& out) {
+  if (!has_level(level)) return LinkError::unknown_level;
+  if (delta == kZero) return LinkError::zero_adjustment;
+  if (reason.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return LinkError::reason_missing;
+  }
+  const auto seed_funding = AccountRef::link(AccountKind::seed_funding);
+  if (delta > kZero) {
+    const auto& ceiling = levels_[level - 1].rules.ceiling;
+    const auto raised = meter(level).plus(delta);
+    if (!raised) return LinkError::overflow;
+    if (ceiling && *raised > *ceiling) return LinkError::above_ceiling;
+    if (auto error = post(seed_funding, AccountRef::meter(level), delta, TransferKind::adjustment,
+                          origin, out)) {
+      return *error;
+    }
+  } else {
+    const auto lowered = kZero.minus(delta);
+    if (!lowered) return LinkError::overflow;
+    if (auto error = post(AccountRef::meter(level), seed_funding, *lowered,
+                          TransferKind::adjustment, origin, out)) {
+      return *error;
+    }
+  }
+  return out.back().id;
+}
+
+std::optional<std::string> Link::check_invariants() const {
+  if (auto broken = ledger_.check()) return broken;
+  for (std::uint32_t level = 1; level <= level_count(); ++level) {
+    const auto& ceiling = levels_[level - 1].rules.ceiling;
+    if (ceiling && meter(level) > *ceiling) {
+      return "meter[" + std::to_string(level) + "] " + meter(level).to_string() +
+             " is above its ceiling " + ceiling->to_string();
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace jackpot

@@ -1,0 +1,167 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "meters/hidden_trigger.h"
+#include "meters/ledger.h"
+#include "meters/link_config.h"
+#include "meters/random.h"
+#include "meters/result.h"
+
+namespace jackpot {
+
+// Why a link operation was refused. A refused operation changes nothing.
+enum class LinkError : std::uint8_t {
+  unknown_level,
+  units_not_positive,    // A contribution of zero or fewer wager units.
+  percent_out_of_range,  // Not 1..100.
+  level_is_must_hit_by,  // Must-Hit-By levels are won by their draw, not by a paytable row.
+  no_winners,            // A split among zero winners.
+  amount_not_positive,   // A tray pay or payout of zero or less.
+  zero_adjustment,
+  reason_missing,
+  above_ceiling,         // An adjustment would lift the meter above its ceiling.
+  insufficient_balance,  // A meter, reserve or payable amount would go below zero.
+  overflow,              // An amount or balance would leave the int64 range.
+  not_a_round_transfer,  // reverse_round got something other than a contribution/overflow.
+  mixed_rounds,          // reverse_round got transfers of several rounds.
+  not_an_award,          // reverse_award/pay_award got something other than an award.
+  foreign_transfer,      // The transfer names an account this link does not have.
+};
+
+std::string_view to_string(LinkError error);
+
+// A Must-Hit-By level whose trigger point a contribution reached.
+struct MustHitByHit {
+  std::uint32_t level = 0;
+  Money amount;                           // Awarded: exactly the trigger point.
+  TransferId award;                       // The award transfer.
+  std::optional<HiddenTrigger> revealed;  // The hidden point that was hit, with its salt.
+  std::optional<HiddenTrigger> next;      // The point committed for the reset level.
+};
+
+struct ContributionResult {
+  Money meters;                    // Total added to meters (before any Must-Hit-By award).
+  Money reserves;                  // Total added to reserves.
+  std::vector<MustHitByHit> hits;  // Empty unless a Must-Hit-By level reached its trigger.
+};
+
+struct ResetResult {
+  Money seed;
+  Money reserve_released;
+  std::optional<HiddenTrigger> next_trigger;  // For hidden-trigger levels.
+};
+
+struct AwardResult {
+  Money amount;                      // Whole cents; the sub-cent residue stays on the meter.
+  TransferId transfer;               // 0 when the amount is zero (a meter below one cent).
+  std::optional<ResetResult> reset;  // For a 100% award.
+};
+
+struct SplitResult {
+  Money share;  // Each winner's equal share, whole cents.
+  std::vector<TransferId> transfers;
+  ResetResult reset;
+};
+
+// The state of one link: its rules, its ledger and, for hidden-trigger Must-Hit-By levels, the
+// committed points. Each operation validates first, then posts its transfers to the ledger and
+// appends them to `out`; if it is refused, nothing changes and `out` is as it was.
+class Link {
+ public:
+  // A link at its seeds: each level's meter funded with its seed, hidden triggers drawn. The
+  // opening transfers go to `out`.
+  static Result<Link, std::vector<std::string>> open(LinkConfig config, RandomSource& random,
+                                                     std::vector<Transfer>& out);
+
+  const LinkConfig& config() const { return config_; }
+  const LevelRules& rules(std::uint32_t level) const { return levels_[level - 1].rules; }
+  std::uint32_t level_count() const { return ledger_.levels(); }
+  const Ledger& ledger() const { return ledger_; }
+  Money meter(std::uint32_t level) const { return ledger_.balance(AccountRef::meter(level)); }
+  Money reserve(std::uint32_t level) const { return ledger_.balance(AccountRef::reserve(level)); }
+  // The point at which a Must-Hit-By level hits (the amount, or the hidden point).
+  std::optional<Money> trigger_point(std::uint32_t level) const;
+  const std::optional<HiddenTrigger>& hidden_trigger(std::uint32_t level) const {
+    return levels_[level - 1].hidden;
+  }
+
+  // Contributions of `units` locked wager units to every level: meter and reserve shares, the
+  // excess over a ceiling to its overflow target; then every Must-Hit-By level whose meter
+  // reached its trigger awards exactly the trigger point and resets (the rest of the
+  // contribution stays on the reset meter).
+  Result<ContributionResult, LinkError> contribute(std::int64_t units, Origin origin,
+                                                   std::vector<Transfer>& out);
+
+  // floor_to_cent(meter × percent / 100) from the meter to awards_payable; 100 also resets.
+  Result<AwardResult, LinkError> award_percent(std::uint32_t level, std::int64_t percent,
+                                               Origin origin, std::vector<Transfer>& out);
+
+  // Several 100% hits on one level in one round under the SPLIT policy: each winner gets
+  // floor_to_cent(meter / winners); the remainder stays; one reset. `origins` has one entry
+  // (round and payout) per winner.
+  Result<SplitResult, LinkError> award_split(std::uint32_t level, std::span<const Origin> origins,
+                                             std::vector<Transfer>& out);
+
+  // meter += seed + reserve (the reserve only up to the ceiling, and for a Must-Hit-By level
+  // only up to a cent below its amount); a hidden trigger is drawn and committed anew.
+  Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
+                                       std::vector<Transfer>& out);
+
+  // Compensates every contribution and overflow of one round (a void), newest first. Returns the
+  // total contribution reversed.
+  Result<Money, LinkError> reverse_round(std::span<const Transfer> round_transfers, Origin origin,
+                                         std::vector<Transfer>& out);
+
+  // Returns an award (payout rejected) to where it came from: a meter award to the meter (the
+  // excess over a ceiling overflowing as usual), a tray pay to the tray.
+  Result<Money, LinkError> reverse_award(const Transfer& award, Origin origin,
+                                         std::vector<Transfer>& out);
+
+  // Pays an approved award or tray pay: awards_payable -> paid.
+  Result<TransferId, LinkError> pay_award(const Transfer& award, Origin origin,
+                                          std::vector<Transfer>& out);
+
+  // A fixed, dynamic or Envy pay from the table tray: tray_paid -> awards_payable.
+  Result<TransferId, LinkError> record_tray_pay(Money amount, Origin origin,
+                                                std::vector<Transfer>& out);
+
+  // An operator's meter correction: positive from seed_funding, negative back to it.
+  Result<TransferId, LinkError> adjust_meter(std::uint32_t level, Money delta,
+                                             std::string_view reason, Origin origin,
+                                             std::vector<Transfer>& out);
+
+  // The first broken invariant (ledger sums to zero, no forbidden negative balance, no meter
+  // above its ceiling), or nothing.
+  std::optional<std::string> check_invariants() const;
+
+ private:
+  struct LevelState {
+    LevelRules rules;
+    std::optional<HiddenTrigger> hidden;
+  };
+
+  Link(LinkConfig config, RandomSource& random);
+  bool has_level(std::uint32_t level) const { return level >= 1 && level <= level_count(); }
+  std::optional<LinkError> post(AccountRef debit, AccountRef credit, Money amount,
+                                TransferKind kind, Origin origin, std::vector<Transfer>& out,
+                                TransferId corrects = TransferId());
+  std::optional<LinkError> overflow_above_ceiling(std::uint32_t level, Origin origin,
+                                                  std::vector<Transfer>& out);
+  Result<ResetResult, LinkError> reset_unchecked(std::uint32_t level, Origin origin,
+                                                 std::vector<Transfer>& out);
+  Result<MustHitByHit, LinkError> hit_must_hit_by(std::uint32_t level, Money trigger, Origin origin,
+                                                  std::vector<Transfer>& out);
+
+  LinkConfig config_;
+  RandomSource* random_;
+  Ledger ledger_;
+  std::vector<LevelState> levels_;
+};
+
+}  // namespace jackpot

@@ -1,0 +1,1 @@
+// Written by the property-test task; see tests/CMakeLists.txt.
