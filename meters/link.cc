@@ -194,10 +194,17 @@ Result<ResetResult, LinkError> Link::reset_unchecked(std::uint32_t level, Origin
                                                      std::vector<Transfer>& out) {
   LevelState& state = levels_[level - 1];
   ResetResult result;
+  // The seed too fills the meter only up to the ceiling: what a split or a percent award leaves
+  // (a few cents) plus the seed may not carry the meter past its cap.
   result.seed = state.rules.seed;
-  if (state.rules.seed > kZero) {
+  if (state.rules.ceiling) {
+    result.seed =
+        std::min(result.seed, Money::from_micros(std::max<std::int64_t>(
+                                  state.rules.ceiling->micros() - meter(level).micros(), 0)));
+  }
+  if (result.seed > kZero) {
     if (auto error = post(AccountRef::link(AccountKind::seed_funding), AccountRef::meter(level),
-                          state.rules.seed, TransferKind::seed, origin, out)) {
+                          result.seed, TransferKind::seed, origin, out)) {
       return *error;
     }
   }

@@ -52,7 +52,7 @@ struct ContributionResult {
 };
 
 struct ResetResult {
-  Money seed;
+  Money seed;  // The seed funded: less than the configured seed only at the ceiling.
   Money reserve_released;
   std::optional<HiddenTrigger> next_trigger;  // For hidden-trigger levels.
 };
@@ -108,7 +108,7 @@ class Link {
   Result<SplitResult, LinkError> award_split(std::uint32_t level, std::span<const Origin> origins,
                                              std::vector<Transfer>& out);
 
-  // meter += seed + reserve (the reserve only up to the ceiling, and for a Must-Hit-By level
+  // meter += seed + reserve, both only up to the ceiling (the reserve of a Must-Hit-By level
   // only up to a cent below its amount); a hidden trigger is drawn and committed anew.
   Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
                                        std::vector<Transfer>& out);

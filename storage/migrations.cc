@@ -36,6 +36,21 @@ void check_order(const std::vector<Migration>& migrations) {
 
 }  // namespace
 
+// Generated from migrations/*.sql (storage/CMakeLists.txt): (file name, text), sorted by name.
+const std::vector<std::pair<std::string_view, std::string_view>>& migration_files();
+
+const std::vector<Migration>& embedded_migrations() {
+  static const std::vector<Migration> migrations = [] {
+    std::vector<Migration> parsed;
+    for (const auto& [name, sql] : migration_files()) {
+      // The build refuses names that are not NNNN_name.sql.
+      parsed.push_back({std::stoi(std::string(name.substr(0, 4))), name, sql});
+    }
+    return parsed;
+  }();
+  return migrations;
+}
+
 std::string sha256_hex(std::string_view text) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;

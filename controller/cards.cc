@@ -1,0 +1,63 @@
+#include "controller/cards.h"
+
+#include <cctype>
+
+namespace jackpot {
+namespace {
+
+constexpr std::string_view kRanks = "23456789TJQKA";
+constexpr std::string_view kSuits = "shdc";
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+char upper(char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); }
+
+}  // namespace
+
+char suit_letter(Suit suit) { return kSuits[static_cast<std::size_t>(suit)]; }
+
+Result<Card, CardError> parse_card(std::string_view text) {
+  const std::string quoted = "'" + std::string(text) + "'";
+  if (text.size() < 2 || text.size() > 3) {
+    return CardError{quoted + " is not a card (expected a rank and a suit, e.g. As, Td, 10h)"};
+  }
+  const std::string_view rank_text = text.substr(0, text.size() - 1);
+  Card card;
+  if (rank_text == "10") {
+    card.rank = kTen;
+  } else if (const auto rank = kRanks.find(upper(rank_text[0]));
+             rank_text.size() == 1 && rank != std::string_view::npos) {
+    card.rank = static_cast<std::uint8_t>(rank);
+  } else {
+    return CardError{quoted + " has no valid rank (2-9, T or 10, J, Q, K, A)"};
+  }
+  const auto suit = kSuits.find(lower(text.back()));
+  if (suit == std::string_view::npos) {
+    return CardError{quoted + " has no valid suit (s, h, d, c)"};
+  }
+  card.suit = static_cast<std::uint8_t>(suit);
+  return card;
+}
+
+std::string to_string(Card card) { return {kRanks[card.rank], kSuits[card.suit]}; }
+
+Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
+                                                 std::string_view what) {
+  std::vector<Card> cards;
+  cards.reserve(texts.size());
+  CardMask seen = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    auto card = parse_card(texts[i]);
+    if (!card) {
+      return CardError{std::string(what) + ", card " + std::to_string(i + 1) + ": " +
+                       card.error().message};
+    }
+    if (seen & card_bit(*card)) {
+      return CardError{std::string(what) + ": " + to_string(*card) + " appears twice"};
+    }
+    seen |= card_bit(*card);
+    cards.push_back(*card);
+  }
+  return cards;
+}
+
+}  // namespace jackpot

@@ -1,0 +1,220 @@
+#include "controller/paytable.h"
+
+namespace jackpot {
+namespace {
+
+struct EventName {
+  HandEvent event;
+  std::string_view name;
+};
+
+constexpr EventName kEventNames[] = {
+    {HandEvent::royal_flush, "ROYAL_FLUSH"},
+    {HandEvent::royal_flush_suit_specific, "ROYAL_FLUSH_SUIT_SPECIFIC"},
+    {HandEvent::flopped_royal_flush, "FLOPPED_ROYAL_FLUSH"},
+    {HandEvent::flopped_royal_flush_suit_specific, "FLOPPED_ROYAL_FLUSH_SUIT_SPECIFIC"},
+    {HandEvent::flopped_straight_flush, "FLOPPED_STRAIGHT_FLUSH"},
+    {HandEvent::community_royal_flush, "COMMUNITY_ROYAL_FLUSH"},
+    {HandEvent::straight_flush, "STRAIGHT_FLUSH"},
+    {HandEvent::four_of_a_kind, "FOUR_OF_A_KIND"},
+    {HandEvent::full_house, "FULL_HOUSE"},
+    {HandEvent::flush, "FLUSH"},
+    {HandEvent::straight, "STRAIGHT"},
+    {HandEvent::three_of_a_kind, "THREE_OF_A_KIND"},
+    {HandEvent::two_pair, "TWO_PAIR"},
+    {HandEvent::five_card_royal_flush, "FIVE_CARD_ROYAL_FLUSH"},
+    {HandEvent::straight_flush_run_7_or_9tjqka, "STRAIGHT_FLUSH_RUN_7_OR_9TJQKA"},
+    {HandEvent::straight_flush_run_7, "STRAIGHT_FLUSH_RUN_7"},
+    {HandEvent::straight_flush_run_6, "STRAIGHT_FLUSH_RUN_6"},
+    {HandEvent::straight_flush_run_5, "STRAIGHT_FLUSH_RUN_5"},
+    {HandEvent::straight_flush_run_4, "STRAIGHT_FLUSH_RUN_4"},
+    {HandEvent::straight_flush_run_3, "STRAIGHT_FLUSH_RUN_3"},
+    {HandEvent::straight_flush_run_1, "STRAIGHT_FLUSH_RUN_1"},
+    {HandEvent::flush_5, "FLUSH_5"},
+    {HandEvent::flush_4, "FLUSH_4"},
+    {HandEvent::must_hit_by, "MUST_HIT_BY"},
+};
+static_assert(std::size(kEventNames) == kHandEventCount);
+
+}  // namespace
+
+std::string_view to_string(GameRule rule) {
+  switch (rule) {
+    case GameRule::heads_up_holdem:
+      return "Heads Up Hold'em";
+    case GameRule::five_card_linked:
+      return "Five-Card Linked";
+    case GameRule::seven_card_linked:
+      return "Seven-Card Stud Linked";
+    case GameRule::high_card_flush:
+      return "High Card Flush";
+    case GameRule::mississippi_stud:
+      return "Mississippi Stud";
+  }
+  return "unknown game rule";
+}
+
+std::string_view to_string(HandEvent event) {
+  for (const auto& [known, name] : kEventNames) {
+    if (known == event) return name;
+  }
+  return "UNKNOWN";
+}
+
+std::optional<HandEvent> hand_event_named(std::string_view name) {
+  for (const auto& [event, known] : kEventNames) {
+    if (known == name) return event;
+  }
+  return std::nullopt;
+}
+
+bool game_can_make(GameRule rule, HandEvent event) {
+  switch (event) {
+    case HandEvent::flopped_royal_flush:
+    case HandEvent::flopped_royal_flush_suit_specific:
+    case HandEvent::flopped_straight_flush:
+    case HandEvent::community_royal_flush:
+      return rule == GameRule::heads_up_holdem;
+    case HandEvent::straight_flush_run_7_or_9tjqka:
+    case HandEvent::straight_flush_run_7:
+    case HandEvent::straight_flush_run_6:
+      return card_counts(rule).pocket + card_counts(rule).community >= 6;
+    default:
+      return true;
+  }
+}
+
+CardCounts card_counts(GameRule rule) {
+  switch (rule) {
+    case GameRule::heads_up_holdem:
+      return {2, 5};
+    case GameRule::five_card_linked:
+      return {2, 3};
+    case GameRule::seven_card_linked:
+      return {2, 5};
+    case GameRule::high_card_flush:
+      return {7, 0};
+    case GameRule::mississippi_stud:
+      return {2, 3};
+  }
+  return {0, 0};
+}
+
+std::optional<CardError> check_cards(GameRule rule, SeatCards cards) {
+  const CardCounts counts = card_counts(rule);
+  const auto count_error = [&](std::string_view which, std::size_t expected, std::size_t got) {
+    return CardError{std::string(to_string(rule)) + " needs " + std::to_string(expected) + " " +
+                     std::string(which) + " cards, got " + std::to_string(got)};
+  };
+  if (cards.pocket.size() != counts.pocket) {
+    return count_error(rule == GameRule::high_card_flush ? "player" : "pocket", counts.pocket,
+                       cards.pocket.size());
+  }
+  if (cards.community.size() != counts.community) {
+    return count_error("community", counts.community, cards.community.size());
+  }
+  CardMask seen = 0;
+  for (const auto& group : {cards.pocket, cards.community}) {
+    for (const Card card : group) {
+      if (card.rank > kAce || card.suit > 3) return CardError{"a card is out of range"};
+      if (seen & card_bit(card)) return CardError{to_string(card) + " appears twice"};
+      seen |= card_bit(card);
+    }
+  }
+  return std::nullopt;
+}
+
+HandFacts evaluate(GameRule rule, SeatCards cards) {
+  const CardMask pocket = mask_of(cards.pocket);
+  const CardMask all = pocket | mask_of(cards.community);
+  HandFacts facts;
+  facts.categories = categories(all);
+  facts.royal_suits = royal_suits(all);
+  facts.longest_run = longest_straight_flush_run(all);
+  facts.suited_nine_to_ace = has_suited_nine_to_ace(all);
+  facts.max_suit_count = max_suit_count(all);
+  if (rule == GameRule::heads_up_holdem) {
+    const CardMask flopped = pocket | mask_of(cards.community.first(3));
+    facts.flopped_categories = categories(flopped);
+    facts.flopped_royal_suits = royal_suits(flopped);
+    facts.community_royal = royal_suits(mask_of(cards.community)) != 0;
+  }
+  return facts;
+}
+
+bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts,
+               const RoundContext& context) {
+  const unsigned suit_bit = 1U << static_cast<unsigned>(context.specific_suit);
+  // Where the paytable lists Community Royal Flush, a royal on the board is that row for every
+  // seat and no seat's "Royal Flush" (no other royal can exist beside a board royal).
+  const bool board_royal_is_community = paytable.lists_community_royal && facts.community_royal;
+  const auto has = [&](Category category) { return contains(facts.categories, category); };
+  switch (event) {
+    case HandEvent::royal_flush:
+      return facts.royal_suits != 0 && !board_royal_is_community;
+    case HandEvent::royal_flush_suit_specific:
+      return (facts.royal_suits & suit_bit) != 0 && !board_royal_is_community;
+    case HandEvent::flopped_royal_flush:
+      return facts.flopped_royal_suits != 0;
+    case HandEvent::flopped_royal_flush_suit_specific:
+      return (facts.flopped_royal_suits & suit_bit) != 0;
+    case HandEvent::flopped_straight_flush:
+      return contains(facts.flopped_categories, Category::straight_flush);
+    case HandEvent::community_royal_flush:
+      return facts.community_royal;
+    case HandEvent::straight_flush:
+      return has(Category::straight_flush);
+    case HandEvent::four_of_a_kind:
+      return has(Category::four_of_a_kind);
+    case HandEvent::full_house:
+      return has(Category::full_house);
+    case HandEvent::flush:
+      return has(Category::flush);
+    case HandEvent::straight:
+      return has(Category::straight);
+    case HandEvent::three_of_a_kind:
+      return has(Category::three_of_a_kind);
+    case HandEvent::two_pair:
+      return has(Category::two_pair);
+    case HandEvent::five_card_royal_flush:
+      return facts.royal_suits != 0;
+    case HandEvent::straight_flush_run_7_or_9tjqka:
+      return facts.longest_run >= 7 || facts.suited_nine_to_ace;
+    case HandEvent::straight_flush_run_7:
+      return facts.longest_run >= 7;
+    case HandEvent::straight_flush_run_6:
+      return facts.longest_run >= 6;
+    case HandEvent::straight_flush_run_5:
+      return facts.longest_run >= 5;
+    case HandEvent::straight_flush_run_4:
+      return facts.longest_run >= 4;
+    case HandEvent::straight_flush_run_3:
+      return facts.longest_run >= 3;
+    case HandEvent::straight_flush_run_1:
+      return facts.longest_run >= 1;
+    case HandEvent::flush_5:
+      return facts.max_suit_count >= 5;
+    case HandEvent::flush_4:
+      return facts.max_suit_count >= 4;
+    case HandEvent::must_hit_by:
+      return false;  // Won by the level's draw, never by cards.
+  }
+  return false;
+}
+
+std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
+                                   const RoundContext& context) {
+  for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+    if (qualifies(paytable, paytable.rows[row].hand, facts, context)) return row;
+  }
+  return std::nullopt;
+}
+
+Result<std::optional<std::size_t>, CardError> resolve_cards(const Paytable& paytable,
+                                                            SeatCards cards,
+                                                            const RoundContext& context) {
+  if (auto error = check_cards(paytable.rule, cards)) return *error;
+  return resolve(paytable, evaluate(paytable.rule, cards), context);
+}
+
+}  // namespace jackpot

@@ -1,0 +1,138 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controller/cards.h"
+#include "controller/hand_eval.h"
+#include "meters/money.h"
+
+namespace jackpot {
+
+// How a game's cards are evaluated for its progressive.
+enum class GameRule : std::uint8_t {
+  heads_up_holdem,    // Best five of pocket (2) + board (5); flopped = pocket + first 3 board
+                      // cards; community = the board alone.
+  five_card_linked,   // Pocket (2) + 3 community cards (the flop, or separately drawn cards).
+  seven_card_linked,  // Best five of pocket (2) + 5 link cards.
+  high_card_flush,    // The player's own 7 cards.
+  mississippi_stud,   // 2 hole cards + 3 community cards.
+};
+
+std::string_view to_string(GameRule rule);
+
+// Every hand event a paytable row can name; the numbering matches jackpot.config.v1.Hand.
+enum class HandEvent : std::uint8_t {
+  royal_flush = 1,
+  royal_flush_suit_specific = 2,
+  flopped_royal_flush = 3,
+  flopped_royal_flush_suit_specific = 4,
+  flopped_straight_flush = 5,
+  community_royal_flush = 6,
+  straight_flush = 7,
+  four_of_a_kind = 8,
+  full_house = 9,
+  flush = 10,
+  straight = 11,
+  three_of_a_kind = 12,
+  two_pair = 13,
+  five_card_royal_flush = 14,
+  straight_flush_run_7_or_9tjqka = 15,
+  straight_flush_run_7 = 16,
+  straight_flush_run_6 = 17,
+  straight_flush_run_5 = 18,
+  straight_flush_run_4 = 19,
+  straight_flush_run_3 = 20,
+  straight_flush_run_1 = 21,
+  flush_5 = 22,
+  flush_4 = 23,
+  must_hit_by = 24,
+};
+
+constexpr std::uint8_t kHandEventCount = 24;
+
+// "ROYAL_FLUSH", as in the paytable files.
+std::string_view to_string(HandEvent event);
+std::optional<HandEvent> hand_event_named(std::string_view name);
+// Whether a game's cards can make the event (flopped and community rows need a board, ...).
+bool game_can_make(GameRule rule, HandEvent event);
+
+enum class PayKind : std::uint8_t { percent, fixed, dynamic, must_hit_by, loss };
+
+struct PaytableRow {
+  HandEvent hand = HandEvent::royal_flush;
+  std::string label;  // As printed.
+  PayKind kind = PayKind::loss;
+  std::uint32_t percent = 0;        // PERCENT.
+  std::uint32_t level = 0;          // PERCENT and MUST_HIT_BY.
+  Money amount;                     // FIXED, DYNAMIC default, MUST_HIT_BY amount.
+  std::array<Money, 10> options{};  // DYNAMIC.
+  std::optional<Money> envy;
+};
+
+struct Paytable {
+  std::string id;
+  std::string game;  // As in the file, e.g. "HUH_DYNAMIC".
+  GameRule rule = GameRule::heads_up_holdem;
+  Money base_wager;
+  std::string source;
+  std::vector<PaytableRow> rows;           // Highest rank first.
+  std::uint32_t dynamic_min_selected = 0;  // Both 0 when the paytable has no DYNAMIC rows.
+  std::uint32_t dynamic_max_selected = 0;
+  bool lists_community_royal = false;
+};
+
+// A seat's cards as the table reports them.
+struct SeatCards {
+  std::span<const Card> pocket;     // The seat's own cards.
+  std::span<const Card> community;  // Shared cards in deal order (board: flop first).
+};
+
+// How many cards each rule needs.
+struct CardCounts {
+  std::size_t pocket;
+  std::size_t community;
+};
+CardCounts card_counts(GameRule rule);
+
+// What the cards of one seat make, computed once and matched against every row.
+struct HandFacts {
+  CategorySet categories = 0;
+  unsigned royal_suits = 0;
+  CategorySet flopped_categories = 0;  // Heads Up Hold'em only.
+  unsigned flopped_royal_suits = 0;
+  bool community_royal = false;
+  unsigned longest_run = 0;
+  bool suited_nine_to_ace = false;
+  unsigned max_suit_count = 0;
+};
+
+// Evaluates validated cards (right counts, no duplicates) under the rule.
+HandFacts evaluate(GameRule rule, SeatCards cards);
+
+// Checks counts and duplicates across pocket and community cards; the message says what is wrong.
+std::optional<CardError> check_cards(GameRule rule, SeatCards cards);
+
+struct RoundContext {
+  Suit specific_suit = Suit::spades;  // The suit of "(Suit Specific)" rows (a link setting).
+};
+
+// True when the facts qualify for the event on this paytable.
+bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts,
+               const RoundContext& context);
+
+// The highest-ranking row the facts qualify for (its index), or nothing (the hand loses).
+std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
+                                   const RoundContext& context);
+
+// Checks the cards, evaluates them under the paytable's rule and resolves the row.
+Result<std::optional<std::size_t>, CardError> resolve_cards(const Paytable& paytable,
+                                                            SeatCards cards,
+                                                            const RoundContext& context);
+
+}  // namespace jackpot
