@@ -13,6 +13,7 @@
 #include <string>
 
 #include "controller/daemon_metrics.h"
+#include "controller/paytable_loader.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
 #include "storage/migrations.h"
@@ -59,6 +60,14 @@ int wait_for_signal(const sigset_t& signals) {
 int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   const std::string principal = "daemon/" + host_name();
   DaemonMetrics metrics(JACKPOTD_VERSION);
+
+  const auto paytables = load_paytables(embedded_paytables());
+  if (!paytables) {
+    for (const PaytableError& error : paytables.error()) log_line(error.message);
+    log_line("the paytables are not valid; not starting");
+    return kExitStartupFailed;
+  }
+  log_line("loaded " + std::to_string(paytables->size()) + " paytables");
 
   std::unique_ptr<pqxx::connection> db;
   try {
