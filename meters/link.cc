@@ -35,7 +35,7 @@ std::string_view to_string(LinkError error) {
     case LinkError::reason_missing:
       return "a reason is required";
     case LinkError::above_ceiling:
-      return "the meter would exceed its ceiling";
+      return "the meter would exceed its ceiling or reach its Must-Hit-By amount";
     case LinkError::insufficient_balance:
       return "a meter, reserve or payable would go below zero";
     case LinkError::overflow:
@@ -68,6 +68,12 @@ Result<Link, std::vector<std::string>> Link::open(LinkConfig config, RandomSourc
     JACKPOT_INVARIANT(funded.ok(), "seeding a new link cannot fail");
   }
   return link;
+}
+
+std::optional<Money> Link::meter_cap(std::uint32_t level) const {
+  const LevelRules& rules = levels_[level - 1].rules;
+  if (rules.must_hit_by) return Money::from_micros(rules.must_hit_by->micros() - kOneCent.micros());
+  return rules.ceiling;
 }
 
 std::optional<Money> Link::trigger_point(std::uint32_t level) const {
@@ -194,30 +200,23 @@ Result<ResetResult, LinkError> Link::reset_unchecked(std::uint32_t level, Origin
                                                      std::vector<Transfer>& out) {
   LevelState& state = levels_[level - 1];
   ResetResult result;
-  // The seed too fills the meter only up to the ceiling: what a split or a percent award leaves
-  // (a few cents) plus the seed may not carry the meter past its cap.
+  // Seed and reserve fill the meter only up to its cap: what a split or a percent award leaves
+  // (a few cents) plus the seed may not carry the meter past a ceiling, and a reset never
+  // carries a Must-Hit-By meter to its amount (the rest waits in the reserve).
+  const std::optional<Money> cap = meter_cap(level);
+  const auto room = [&] {
+    return Money::from_micros(std::max<std::int64_t>(cap->micros() - meter(level).micros(), 0));
+  };
   result.seed = state.rules.seed;
-  if (state.rules.ceiling) {
-    result.seed =
-        std::min(result.seed, Money::from_micros(std::max<std::int64_t>(
-                                  state.rules.ceiling->micros() - meter(level).micros(), 0)));
-  }
+  if (cap) result.seed = std::min(result.seed, room());
   if (result.seed > kZero) {
     if (auto error = post(AccountRef::link(AccountKind::seed_funding), AccountRef::meter(level),
                           result.seed, TransferKind::seed, origin, out)) {
       return *error;
     }
   }
-  // The reserve fills the meter up to the ceiling, or for a Must-Hit-By level to one cent below
-  // its amount, so that a reset never triggers by itself; the rest waits for the next reset.
-  std::optional<Money> limit = state.rules.ceiling;
-  if (state.rules.must_hit_by)
-    limit = Money::from_micros(state.rules.must_hit_by->micros() - kOneCent.micros());
   Money release = reserve(level);
-  if (limit) {
-    release = std::min(release, Money::from_micros(std::max<std::int64_t>(
-                                    limit->micros() - meter(level).micros(), 0)));
-  }
+  if (cap) release = std::min(release, room());
   if (release > kZero) {
     if (auto error = post(AccountRef::reserve(level), AccountRef::meter(level), release,
                           TransferKind::reserve_release, origin, out)) {
@@ -335,7 +334,21 @@ Result<Money, LinkError> Link::reverse_award(const Transfer& award, Origin origi
     return *error;
   }
   if (meter_award) {
-    if (auto error = overflow_above_ceiling(award.debit.level, origin, out)) {
+    const std::uint32_t level = award.debit.level;
+    std::optional<LinkError> error;
+    if (levels_[level - 1].rules.must_hit_by) {
+      // A returned Must-Hit-By award may not lift the meter to its amount: the excess waits in
+      // the reserve for the next reset.
+      const Money cap = *meter_cap(level);
+      if (meter(level) > cap) {
+        error = post(AccountRef::meter(level), AccountRef::reserve(level),
+                     Money::from_micros(meter(level).micros() - cap.micros()),
+                     TransferKind::overflow, origin, out);
+      }
+    } else {
+      error = overflow_above_ceiling(level, origin, out);
+    }
+    if (error) {
       ledger_.undo_since(out, mark);
       return *error;
     }
@@ -378,10 +391,10 @@ Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delt
   }
   const auto seed_funding = AccountRef::link(AccountKind::seed_funding);
   if (delta > kZero) {
-    const auto& ceiling = levels_[level - 1].rules.ceiling;
+    const auto cap = meter_cap(level);
     const auto raised = meter(level).plus(delta);
     if (!raised) return LinkError::overflow;
-    if (ceiling && *raised > *ceiling) return LinkError::above_ceiling;
+    if (cap && *raised > *cap) return LinkError::above_ceiling;
     if (auto error = post(seed_funding, AccountRef::meter(level), delta, TransferKind::adjustment,
                           origin, out)) {
       return *error;
@@ -395,6 +408,25 @@ Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delt
     }
   }
   return out.back().id;
+}
+
+Link::Checkpoint Link::checkpoint(const std::vector<Transfer>& out) const {
+  Checkpoint checkpoint{out.size(), {}};
+  for (const LevelState& state : levels_) {
+    if (state.hidden) {
+      checkpoint.hidden.reserve(levels_.size());
+      for (const LevelState& each : levels_) checkpoint.hidden.push_back(each.hidden);
+      break;
+    }
+  }
+  return checkpoint;
+}
+
+void Link::rollback(const Checkpoint& checkpoint, std::vector<Transfer>& out) {
+  ledger_.undo_since(out, checkpoint.mark);
+  for (std::size_t i = 0; i < checkpoint.hidden.size(); ++i) {
+    levels_[i].hidden = checkpoint.hidden[i];
+  }
 }
 
 std::optional<std::string> Link::check_invariants() const {

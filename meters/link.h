@@ -25,7 +25,8 @@ enum class LinkError : std::uint8_t {
   amount_not_positive,   // A tray pay or payout of zero or less.
   zero_adjustment,
   reason_missing,
-  above_ceiling,         // An adjustment would lift the meter above its ceiling.
+  above_ceiling,         // An adjustment would lift the meter above its ceiling, or a
+                         // Must-Hit-By meter to its amount.
   insufficient_balance,  // A meter, reserve or payable amount would go below zero.
   overflow,              // An amount or balance would leave the int64 range.
   not_a_round_transfer,  // reverse_round got something other than a contribution/overflow.
@@ -108,8 +109,8 @@ class Link {
   Result<SplitResult, LinkError> award_split(std::uint32_t level, std::span<const Origin> origins,
                                              std::vector<Transfer>& out);
 
-  // meter += seed + reserve, both only up to the ceiling (the reserve of a Must-Hit-By level
-  // only up to a cent below its amount); a hidden trigger is drawn and committed anew.
+  // meter += seed + reserve, both only up to the meter's cap (the ceiling, or a cent below a
+  // Must-Hit-By amount); a hidden trigger is drawn and committed anew.
   Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
                                        std::vector<Transfer>& out);
 
@@ -119,7 +120,8 @@ class Link {
                                          std::vector<Transfer>& out);
 
   // Returns an award (payout rejected) to where it came from: a meter award to the meter (the
-  // excess over a ceiling overflowing as usual), a tray pay to the tray.
+  // excess over a ceiling overflowing as usual; on a Must-Hit-By level the excess from a cent
+  // below its amount goes to the reserve), a tray pay to the tray.
   Result<Money, LinkError> reverse_award(const Transfer& award, Origin origin,
                                          std::vector<Transfer>& out);
 
@@ -136,6 +138,16 @@ class Link {
                                              std::string_view reason, Origin origin,
                                              std::vector<Transfer>& out);
 
+  // A point to return to, so that a caller can make several operations (on several links) all
+  // or nothing: rollback() undoes every transfer posted to `out` since, and restores the hidden
+  // triggers.
+  struct Checkpoint {
+    std::size_t mark = 0;
+    std::vector<std::optional<HiddenTrigger>> hidden;
+  };
+  Checkpoint checkpoint(const std::vector<Transfer>& out) const;
+  void rollback(const Checkpoint& checkpoint, std::vector<Transfer>& out);
+
   // The first broken invariant (ledger sums to zero, no forbidden negative balance, no meter
   // above its ceiling), or nothing.
   std::optional<std::string> check_invariants() const;
@@ -148,6 +160,9 @@ class Link {
 
   Link(LinkConfig config, RandomSource& random);
   bool has_level(std::uint32_t level) const { return level >= 1 && level <= level_count(); }
+  // The most the meter may show outside a contribution: the ceiling, or a cent below the
+  // Must-Hit-By amount (a Must-Hit-By meter reaches its amount only through contributions).
+  std::optional<Money> meter_cap(std::uint32_t level) const;
   std::optional<LinkError> post(AccountRef debit, AccountRef credit, Money amount,
                                 TransferKind kind, Origin origin, std::vector<Transfer>& out,
                                 TransferId corrects = TransferId());
