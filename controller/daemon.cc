@@ -3,16 +3,22 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/codegen/service_type.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <pqxx/pqxx>
+#include <sstream>
 #include <string>
 
 #include "controller/daemon_metrics.h"
+#include "controller/floor_loader.h"
+#include "controller/grpc_services.h"
+#include "controller/os_random.h"
 #include "controller/paytable_loader.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
@@ -48,6 +54,32 @@ std::unique_ptr<prometheus::Exposer> start_metrics(const std::string& address,
   return exposer;
 }
 
+std::unique_ptr<Engine> open_floor(const std::string& file, const std::vector<Paytable>& paytables,
+                                   Clock& clock, RandomSource& random) {
+  std::ifstream in(file);
+  if (!in) {
+    log_line("cannot read the floor file " + file + "; not starting");
+    return nullptr;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto floor = load_floor(text.str(), file, paytables);
+  if (!floor) {
+    for (const std::string& problem : floor.error()) log_line(problem);
+    log_line("the floor is not valid; not starting");
+    return nullptr;
+  }
+  Records records;
+  auto engine = Engine::create(std::move(floor).value(), paytables, clock, random, records);
+  if (!engine) {
+    for (const std::string& problem : engine.error()) log_line(problem);
+    return nullptr;
+  }
+  log_line("floor " + file + ": " + std::to_string((*engine)->config().links.size()) + " links, " +
+           std::to_string((*engine)->config().tables.size()) + " tables");
+  return std::move(engine).value();
+}
+
 int wait_for_signal(const sigset_t& signals) {
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0) {
@@ -68,6 +100,18 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     return kExitStartupFailed;
   }
   log_line("loaded " + std::to_string(paytables->size()) + " paytables");
+
+  // The engine's random source and clock live as long as the daemon.
+  static OsRandom random;
+  static SystemClock clock;
+  std::unique_ptr<EngineHost> host;
+  if (!options.floor_file.empty()) {
+    auto engine = open_floor(options.floor_file, *paytables, clock, random);
+    if (!engine) return kExitStartupFailed;
+    host = std::make_unique<EngineHost>(std::move(engine));
+  } else {
+    log_line("no --floor given: serving health and metrics only");
+  }
 
   std::unique_ptr<pqxx::connection> db;
   try {
@@ -102,6 +146,12 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
   // tables between two sequencers, so a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  std::vector<std::unique_ptr<grpc::Service>> services;
+  if (host) {
+    services.push_back(make_table_service(*host));
+    services.push_back(make_admin_service(*host));
+  }
+  for (const auto& service : services) builder.RegisterService(service.get());
   int grpc_port = 0;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &grpc_port);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -124,6 +174,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
   log_line("received " + signal_name + ", stopping");
   server->GetHealthCheckService()->SetServingStatus(false);
+  if (host) host->stop();
   server->Shutdown(std::chrono::system_clock::now() + options.shutdown_grace);
   server->Wait();
   try {

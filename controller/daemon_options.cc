@@ -41,6 +41,12 @@ SetResult set_metrics(DaemonOptions& options, const std::string& value) {
   return std::nullopt;
 }
 
+SetResult set_floor(DaemonOptions& options, const std::string& value) {
+  if (value.empty()) return std::string("expected a file name, got nothing");
+  options.floor_file = value;
+  return std::nullopt;
+}
+
 SetResult set_shutdown_grace(DaemonOptions& options, const std::string& value) {
   long long ms = -1;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
@@ -65,6 +71,7 @@ constexpr Option kOptions[] = {
      set_db},
     {"metrics", "HOST:PORT|off", "Prometheus /metrics address (default 127.0.0.1:9464)",
      set_metrics},
+    {"floor", "FILE", "links and tables to run (Protobuf text format, see ops/)", set_floor},
     {"shutdown-grace-ms", "N", "time in-flight calls get on SIGTERM (default 5000)",
      set_shutdown_grace},
 };

@@ -13,6 +13,7 @@ struct DaemonOptions {
   std::string database_dsn;                        // libpq connection string; required.
   std::string metrics_address = "127.0.0.1:9464";  // Prometheus /metrics; "off" disables.
   std::chrono::milliseconds shutdown_grace{5000};  // In-flight calls get this long on SIGTERM.
+  std::string floor_file;  // Links and tables (Protobuf text format); none: no TableService.
   bool show_help = false;
   bool show_version = false;
 };
@@ -22,7 +23,7 @@ struct OptionsError {
   std::string message;
 };
 
-// Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off]
+// Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
 // [--shutdown-grace-ms N] [--help] [--version]`. Flags accept `--name value` and `--name=value`.
 // The config file holds `name = value` lines with the flags' names (without dashes), `#`
 // comments and blank lines; flags given on the command line override it.

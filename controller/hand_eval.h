@@ -27,7 +27,7 @@ enum class Category : std::uint8_t {
 using CategorySet = std::uint16_t;
 
 constexpr bool contains(CategorySet set, Category category) {
-  return (set >> static_cast<unsigned>(category)) & 1U;
+  return ((static_cast<unsigned>(set) >> static_cast<unsigned>(category)) & 1U) != 0;
 }
 
 namespace hand_eval_detail {

@@ -1,0 +1,1003 @@
+#include "controller/engine.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "meters/invariant.h"
+
+namespace jackpot {
+namespace {
+
+EngineFailure failure(EngineError code, std::string message) {
+  return EngineFailure{code, std::move(message)};
+}
+
+EngineFailure invalid(std::string message) {
+  return failure(EngineError::invalid_argument, std::move(message));
+}
+
+std::string round_name(const TableId& table, RoundId round) {
+  return "round " + std::to_string(round.value()) + " at table " + table.value();
+}
+
+// A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.
+std::size_t weighted_draw(RandomSource& random, const std::vector<std::uint32_t>& weights,
+                          std::size_t outcomes) {
+  if (weights.empty()) return static_cast<std::size_t>(uniform_below(random, outcomes));
+  std::uint64_t total = 0;
+  for (const std::uint32_t weight : weights) total += weight;
+  std::uint64_t point = uniform_below(random, total);
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (point < weights[i]) return i;
+    point -= weights[i];
+  }
+  JACKPOT_INVARIANT(false, "weighted draw past the total");
+}
+
+std::string join(const std::vector<std::uint64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ",";
+    text += std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+std::string weights_text(const std::vector<std::uint32_t>& weights) {
+  if (weights.empty()) return "uniform";
+  return join(std::vector<std::uint64_t>(weights.begin(), weights.end()));
+}
+
+// amount × numerator / denominator, floored to the cent (the tray pays whole cents).
+Money scaled_to_cent(Money amount, Money numerator, Money denominator) {
+  const auto scaled = amount.times_fraction_floor(numerator.micros(), denominator.micros());
+  JACKPOT_INVARIANT(scaled.ok(), "paytable amounts are far from the int64 range");
+  return scaled->floor_to_cent();
+}
+
+std::string cards_text(std::span<const Card> pocket, std::span<const Card> community) {
+  std::string text;
+  for (const Card card : pocket) text += (text.empty() ? "" : " ") + to_string(card);
+  if (!community.empty()) text += " |";
+  for (const Card card : community) text += " " + to_string(card);
+  return text;
+}
+
+}  // namespace
+
+void Records::clear() {
+  transfers.clear();
+  rounds.clear();
+  wagers.clear();
+  hands.clear();
+  draws.clear();
+  payouts.clear();
+}
+
+bool Records::empty() const {
+  return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
+         payouts.empty();
+}
+
+struct Engine::LinkState {
+  LinkSettings settings;
+  Link link;
+  LinkStatus status = LinkStatus::open;
+  std::vector<Transfer> scratch;  // Transfers of the command in progress.
+};
+
+struct Engine::RoundState {
+  struct SeatWager {
+    std::uint32_t seat = 0;
+    std::int64_t units = 0;
+  };
+  struct Hit {
+    std::size_t link_index = 0;
+    std::uint32_t level = 0;
+    std::uint32_t seat = 0;
+    Money amount;
+    Transfer award;
+    std::uint64_t draw_id = 0;
+  };
+
+  RoundId id;
+  std::uint64_t key = 0;
+  RoundPhase phase = RoundPhase::open;
+  // Per table link (parallel to TableState::links).
+  std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> dynamic;  // (row, option)
+  std::vector<std::vector<SeatWager>> wagers;                               // Ascending seats.
+  std::vector<std::vector<Transfer>> contributions;
+  std::vector<Hit> hits;
+
+  // The first answer to each request, for replays.
+  std::optional<OpenRoundAnswer> open_answer;
+  std::optional<LockWagersRequest> lock_request;
+  std::optional<LockWagersAnswer> lock_answer;
+  std::optional<SettleRoundRequest> settle_request;
+  std::optional<SettleRoundAnswer> settle_answer;
+  std::optional<VoidRoundRequest> void_request;
+  std::optional<VoidRoundAnswer> void_answer;
+};
+
+struct Engine::TableState {
+  struct PlayedLink {
+    LinkState* link = nullptr;
+    const Paytable* paytable = nullptr;
+    CommunitySource community = CommunitySource::board;
+  };
+  TableSettings settings;
+  std::vector<PlayedLink> links;
+  std::optional<RoundState> current;   // The table's latest round, in any phase.
+  std::optional<RoundState> previous;  // The one before, kept for replays.
+
+  RoundState* round(RoundId id) {
+    if (current && current->id == id) return &*current;
+    if (previous && previous->id == id) return &*previous;
+    return nullptr;
+  }
+};
+
+Engine::Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock,
+               RandomSource& random)
+    : config_(std::move(config)),
+      paytables_(std::move(paytables)),
+      clock_(clock),
+      random_(random) {}
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::create(
+    EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+    Records& out) {
+  if (auto problems = validate(config, paytables); !problems.empty()) return problems;
+  std::unique_ptr<Engine> engine(
+      new Engine(std::move(config), std::move(paytables), clock, random));
+  const std::int64_t now = clock.now_us();
+  for (const LinkSettings& settings : engine->config_.links) {
+    std::vector<Transfer> opening;
+    auto link = Link::open(settings.meters, random, opening);
+    JACKPOT_INVARIANT(link.ok(), "validated link configurations open");
+    auto state = std::make_unique<LinkState>(
+        LinkState{settings, std::move(link).value(), LinkStatus::open, {}});
+    for (const Transfer& transfer : opening)
+      out.transfers.push_back({settings.meters.id, transfer});
+    for (std::uint32_t level = 1; level <= state->link.level_count(); ++level) {
+      if (const auto& trigger = state->link.hidden_trigger(level)) {
+        out.draws.push_back({engine->next_draw_id(), 0, settings.meters.id, level,
+                             DrawKind::hidden_trigger,
+                             "above=" + trigger->range_above.to_string() +
+                                 " up_to=" + trigger->range_up_to.to_string(),
+                             "committed " + to_hex(trigger->commitment), trigger, now});
+      }
+    }
+    engine->links_by_id_[settings.meters.id.value()] = state.get();
+    engine->links_.push_back(std::move(state));
+  }
+  for (const TableSettings& settings : engine->config_.tables) {
+    auto table = std::make_unique<TableState>();
+    table->settings = settings;
+    for (const TableLinkSettings& played : settings.links) {
+      const Paytable* paytable = nullptr;
+      for (const Paytable& candidate : engine->paytables_) {
+        if (candidate.id == played.paytable_id) paytable = &candidate;
+      }
+      table->links.push_back({engine->find_link(played.link), paytable, played.community});
+    }
+    engine->tables_[settings.id.value()] = std::move(table);
+  }
+  return engine;
+}
+
+Engine::LinkState* Engine::find_link(const LinkId& id) {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? nullptr : it->second;
+}
+
+const Link* Engine::link(const LinkId& id) const {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? nullptr : &it->second->link;
+}
+
+Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id) {
+  const auto it = tables_.find(id.value());
+  if (it == tables_.end()) {
+    return failure(EngineError::unknown_table, "no table '" + id.value() + "'");
+  }
+  return it->second.get();
+}
+
+std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
+  std::vector<LinkId> ids;
+  const auto it = tables_.find(table.value());
+  if (it == tables_.end()) return ids;
+  for (const auto& played : it->second->links) ids.push_back(played.link->settings.meters.id);
+  return ids;
+}
+
+std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const {
+  std::vector<LevelMeterView> views;
+  for (const auto& state : links_) {
+    const LinkId& id = state->settings.meters.id;
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    for (std::uint32_t level = 1; level <= state->link.level_count(); ++level) {
+      const LevelRules& rules = state->link.rules(level);
+      views.push_back({id, level, state->settings.meters.levels[level - 1].name,
+                       state->link.meter(level), rules.must_hit_by, rules.ceiling});
+    }
+  }
+  return views;
+}
+
+std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) const {
+  std::vector<LinkId> ids;
+  for (const auto& played : table.links) ids.push_back(played.link->settings.meters.id);
+  return meters(ids);
+}
+
+LinkStatus Engine::link_status(const LinkId& id) const {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? LinkStatus::unavailable : it->second->status;
+}
+
+Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, LinkStatus status) {
+  LinkState* state = find_link(id);
+  if (state == nullptr) return failure(EngineError::unknown_link, "no link '" + id.value() + "'");
+  state->status = status;
+  return status;
+}
+
+const Payout* Engine::payout(PayoutId id) const {
+  const auto it = payouts_.find(id.value());
+  return it == payouts_.end() ? nullptr : &it->second;
+}
+
+std::vector<Payout> Engine::pending_payouts() const {
+  std::vector<Payout> pending;
+  for (const auto& [id, payout] : payouts_) {
+    if (payout.state == PayoutState::pending) pending.push_back(payout);
+  }
+  return pending;
+}
+
+std::optional<std::string> Engine::check_invariants() const {
+  for (const auto& state : links_) {
+    if (auto broken = state->link.check_invariants()) {
+      return "link '" + state->settings.meters.id.value() + "': " + *broken;
+    }
+    std::int64_t pending = 0;
+    for (const auto& [id, payout] : payouts_) {
+      if (payout.link == state->settings.meters.id && payout.state == PayoutState::pending) {
+        pending += payout.amount.micros();
+      }
+    }
+    const Money payable =
+        state->link.ledger().balance(AccountRef::link(AccountKind::awards_payable));
+    if (payable.micros() != pending) {
+      return "link '" + state->settings.meters.id.value() + "': awards_payable " +
+             payable.to_string() + " differs from the pending payouts " +
+             Money::from_micros(pending).to_string();
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- OpenRound ------------------------------------------------------------------------------
+
+Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest& request,
+                                                          Records& out) {
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  if (RoundState* existing = table.round(request.round)) {
+    if (existing->open_answer) return *existing->open_answer;  // A replay.
+  }
+  if (table.current && request.round <= table.current->id) {
+    return failure(EngineError::round_id_not_increasing,
+                   round_name(request.table, request.round) + ": round ids must increase (last " +
+                       std::to_string(table.current->id.value()) + ")");
+  }
+  if (table.current &&
+      (table.current->phase == RoundPhase::open || table.current->phase == RoundPhase::locked)) {
+    return failure(EngineError::previous_round_open, round_name(request.table, table.current->id) +
+                                                         " is still open: settle or void it first");
+  }
+  for (const auto& played : table.links) {
+    if (played.link->status == LinkStatus::closed) {
+      return failure(EngineError::link_closed,
+                     "link '" + played.link->settings.meters.id.value() + "' is closed");
+    }
+    if (played.link->status == LinkStatus::unavailable) {
+      return failure(EngineError::link_unavailable,
+                     "link '" + played.link->settings.meters.id.value() + "' is unavailable");
+    }
+  }
+
+  RoundState round;
+  round.id = request.round;
+  round.key = ++last_round_key_;
+  round.dynamic.resize(table.links.size());
+  round.wagers.resize(table.links.size());
+  round.contributions.resize(table.links.size());
+  const std::int64_t now = clock_.now_us();
+  OpenRoundAnswer answer{request.table, request.round, {}};
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const auto& played = table.links[i];
+    const Paytable& paytable = *played.paytable;
+    if (paytable.dynamic_max_selected == 0) continue;
+    const LinkSettings& settings = played.link->settings;
+    const LinkId& link_id = settings.meters.id;
+    std::vector<std::size_t> candidates;
+    for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+      if (paytable.rows[row].kind == PayKind::dynamic) candidates.push_back(row);
+    }
+    const std::uint32_t span = paytable.dynamic_max_selected - paytable.dynamic_min_selected + 1;
+    const std::uint32_t count =
+        paytable.dynamic_min_selected +
+        static_cast<std::uint32_t>(weighted_draw(random_, settings.dynamic_count_weights, span));
+    out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_count,
+                         "counts=" + std::to_string(paytable.dynamic_min_selected) + ".." +
+                             std::to_string(paytable.dynamic_max_selected) +
+                             " weights=" + weights_text(settings.dynamic_count_weights),
+                         "count=" + std::to_string(count), std::nullopt, now});
+    DynamicSelectionView view{link_id, paytable.id, {}};
+    for (std::uint32_t pick = 0; pick < count; ++pick) {
+      const auto index = static_cast<std::size_t>(uniform_below(random_, candidates.size()));
+      const std::size_t row = candidates[index];
+      out.draws.push_back(
+          {next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_hand,
+           "rows=" + join(std::vector<std::uint64_t>(candidates.begin(), candidates.end())),
+           "row=" + std::to_string(row), std::nullopt, now});
+      candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(index));
+      const auto option = static_cast<std::uint32_t>(
+          weighted_draw(random_, settings.dynamic_option_weights, 10) + 1);
+      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_option,
+                           "row=" + std::to_string(row) + " options=1..10 weights=" +
+                               weights_text(settings.dynamic_option_weights),
+                           "option=" + std::to_string(option), std::nullopt, now});
+      round.dynamic[i].emplace_back(row, option);
+    }
+    std::sort(round.dynamic[i].begin(), round.dynamic[i].end());
+    for (const auto& [row, option] : round.dynamic[i]) {
+      view.pays.push_back(
+          {paytable.rows[row].label, option,
+           scaled_to_cent(paytable.rows[row].options[option - 1], settings.meters.base_wager,
+                          Money::from_micros(Money::kMicrosPerUnit))});
+    }
+    answer.dynamic_pays.push_back(std::move(view));
+  }
+  round.open_answer = answer;
+  out.rounds.push_back({round.key, request.table, request.round, RoundPhase::open, now, ""});
+  if (table.current) table.previous = std::move(table.current);
+  table.current = std::move(round);
+  return answer;
+}
+
+// ---- LockWagers -----------------------------------------------------------------------------
+
+Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequest& request,
+                                                            Records& out) {
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  RoundState* round = table.round(request.round);
+  if (round == nullptr) {
+    return failure(EngineError::round_not_found,
+                   round_name(request.table, request.round) + " is not open");
+  }
+  if (round->lock_answer) {
+    if (*round->lock_request == request) return *round->lock_answer;
+    return failure(EngineError::replay_differs, round_name(request.table, request.round) +
+                                                    " was already locked with other wagers");
+  }
+  if (round->phase != RoundPhase::open) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is not OPEN");
+  }
+
+  // Validate every wager before anything changes.
+  std::vector<std::vector<RoundState::SeatWager>> wagers(table.links.size());
+  std::vector<std::int64_t> units_per_link(table.links.size(), 0);
+  std::set<std::pair<std::uint32_t, std::size_t>> seen;
+  for (const WagerRequest& wager : request.wagers) {
+    const std::string seat = "seat " + std::to_string(wager.seat);
+    if (wager.seat < 1 || wager.seat > table.settings.seats) {
+      return invalid(seat + " does not exist at table " + request.table.value() + " (seats 1.." +
+                     std::to_string(table.settings.seats) + ")");
+    }
+    std::size_t index = table.links.size();
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      if (table.links[i].link->settings.meters.id == wager.link) index = i;
+    }
+    if (index == table.links.size()) {
+      return invalid("table " + request.table.value() + " does not play link '" +
+                     wager.link.value() + "'");
+    }
+    if (!seen.insert({wager.seat, index}).second) {
+      return invalid(seat + " wagers twice on link '" + wager.link.value() + "'");
+    }
+    const LinkState& link = *table.links[index].link;
+    if (link.status != LinkStatus::open) {
+      return failure(link.status == LinkStatus::closed ? EngineError::link_closed
+                                                       : EngineError::link_unavailable,
+                     "link '" + wager.link.value() + "' takes no wagers now");
+    }
+    const Money base = link.settings.meters.base_wager;
+    const auto micros = Money::from_cents(wager.amount_cents);
+    if (wager.amount_cents <= 0 || !micros) {
+      return invalid(seat + ": the wager must be a positive amount of cents");
+    }
+    if (micros->micros() % base.micros() != 0) {
+      return invalid(seat + ": the wager " + micros->to_string() +
+                     " is not a whole number of base wagers of " + base.to_string());
+    }
+    const std::int64_t units = micros->micros() / base.micros();
+    if (__builtin_add_overflow(units_per_link[index], units, &units_per_link[index])) {
+      return invalid(seat + ": the wagers overflow");
+    }
+    wagers[index].push_back({wager.seat, units});
+  }
+
+  // Contributions on every link, all or nothing.
+  std::vector<Link::Checkpoint> checkpoints;
+  std::vector<ContributionResult> results(table.links.size());
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    link.scratch.clear();
+    checkpoints.push_back(link.link.checkpoint(link.scratch));
+    if (units_per_link[i] == 0) continue;
+    auto contributed = link.link.contribute(units_per_link[i], Origin{round->key, 0}, link.scratch);
+    if (!contributed) {
+      for (std::size_t j = 0; j <= i; ++j) {
+        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+      }
+      return failure(EngineError::ledger_refused, "link '" + link.settings.meters.id.value() +
+                                                      "' refused the contributions: " +
+                                                      std::string(to_string(contributed.error())));
+    }
+    results[i] = std::move(contributed).value();
+  }
+
+  // From here on nothing can fail.
+  const std::int64_t now = clock_.now_us();
+  LockWagersAnswer answer{request.table, request.round, {}, {}};
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    const LinkId& link_id = link.settings.meters.id;
+    std::sort(wagers[i].begin(), wagers[i].end(),
+              [](const auto& a, const auto& b) { return a.seat < b.seat; });
+    for (const auto& wager : wagers[i]) {
+      out.wagers.push_back({round->key, wager.seat, link_id,
+                            *link.settings.meters.base_wager.times(wager.units), wager.units});
+    }
+    for (const Transfer& transfer : link.scratch) {
+      out.transfers.push_back({link_id, transfer});
+      if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
+        round->contributions[i].push_back(transfer);
+      }
+    }
+    for (const MustHitByHit& hit : results[i].hits) {
+      // The winner: uniformly (or by wager) among the round's wagering seats on this link.
+      std::vector<std::uint64_t> seats;
+      std::vector<std::uint32_t> weights;
+      for (const auto& wager : wagers[i]) {
+        seats.push_back(wager.seat);
+        weights.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+      }
+      const bool weighted = link.settings.must_hit_by_weighted_by_wager;
+      const std::size_t winner =
+          weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
+      const std::uint64_t draw_id = next_draw_id();
+      out.draws.push_back(
+          {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
+           "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
+           "seat=" + std::to_string(seats[winner]), std::nullopt, now});
+      if (hit.next) {
+        out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
+                             DrawKind::hidden_trigger,
+                             "above=" + hit.next->range_above.to_string() +
+                                 " up_to=" + hit.next->range_up_to.to_string(),
+                             "committed " + to_hex(hit.next->commitment), hit.next, now});
+      }
+      Transfer award;
+      for (const Transfer& transfer : link.scratch) {
+        if (transfer.id == hit.award) award = transfer;
+      }
+      round->hits.push_back(
+          {i, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, award, draw_id});
+      answer.must_hit_by_hits.push_back(
+          {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
+    }
+    link.scratch.clear();
+  }
+  round->wagers = std::move(wagers);
+  round->phase = RoundPhase::locked;
+  answer.meters = meters_of_table(table);
+  round->lock_request = request;
+  round->lock_answer = answer;
+  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::locked, now, ""});
+  return answer;
+}
+
+// ---- SettleRound ----------------------------------------------------------------------------
+
+namespace {
+
+// What one wagering seat's cards (or keyed hand) came to on one link.
+struct SeatOutcome {
+  std::uint32_t seat = 0;
+  std::optional<std::size_t> row;
+  bool keyed = false;
+  std::string cards;
+};
+
+// An award decided during settlement, waiting to become a payout.
+struct Decided {
+  std::size_t link_index = 0;
+  std::uint32_t seat = 0;
+  AwardKind kind = AwardKind::fixed;
+  std::uint32_t level = 0;
+  std::string hand;
+  std::uint32_t from_seat = 0;
+  Money amount;
+  Transfer award;
+  PayoutId payout;
+};
+
+std::optional<std::size_t> keyed_row(const Paytable& paytable, HandEvent event) {
+  for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+    if (paytable.rows[row].hand == event) return row;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundRequest& request,
+                                                              Records& out) {
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  RoundState* round = table.round(request.round);
+  if (round == nullptr) {
+    return failure(EngineError::round_not_found,
+                   round_name(request.table, request.round) + " is not open");
+  }
+  if (round->settle_answer) {
+    if (*round->settle_request == request) return *round->settle_answer;
+    return failure(EngineError::replay_differs, round_name(request.table, request.round) +
+                                                    " was already settled with other hands");
+  }
+  if (round->phase != RoundPhase::locked) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is not LOCKED");
+  }
+
+  // Which seats wagered, and what each reported.
+  std::set<std::uint32_t> wagering;
+  for (const auto& link_wagers : round->wagers) {
+    for (const auto& wager : link_wagers) wagering.insert(wager.seat);
+  }
+  std::map<std::uint32_t, const SeatHandRequest*> reported;
+  bool any_cards = false;
+  for (const SeatHandRequest& hand : request.seats) {
+    const std::string seat = "seat " + std::to_string(hand.seat);
+    if (hand.seat < 1 || hand.seat > table.settings.seats) {
+      return invalid(seat + " does not exist at table " + request.table.value());
+    }
+    if (wagering.count(hand.seat) == 0) return invalid(seat + " did not wager this round");
+    if (!reported.emplace(hand.seat, &hand).second) return invalid(seat + " is reported twice");
+    if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
+      return invalid(seat + ": report either the seat's cards or a keyed hand");
+    }
+    any_cards = any_cards || !hand.cards.empty();
+  }
+  for (const std::uint32_t seat : wagering) {
+    if (reported.count(seat) == 0) {
+      return invalid("seat " + std::to_string(seat) + " wagered but has no hand");
+    }
+  }
+
+  // Every card, validated and unique across seats, board and link cards.
+  const TableCards counts = table_cards(table.settings.game);
+  auto board = parse_cards(request.board, "board");
+  if (!board) return invalid(board.error().message);
+  auto link_cards = parse_cards(request.link_cards, "link cards");
+  if (!link_cards) return invalid(link_cards.error().message);
+  if (any_cards && board->size() != counts.board_cards) {
+    return invalid("the board needs " + std::to_string(counts.board_cards) + " cards, got " +
+                   std::to_string(board->size()));
+  }
+  CardMask dealt = 0;
+  const auto deal = [&dealt](std::span<const Card> cards) -> std::optional<std::string> {
+    for (const Card card : cards) {
+      if (dealt & card_bit(card)) return to_string(card) + " is dealt twice";
+      dealt |= card_bit(card);
+    }
+    return std::nullopt;
+  };
+  if (auto twice = deal(*board)) return invalid(*twice);
+  if (auto twice = deal(*link_cards)) return invalid(*twice);
+  std::map<std::uint32_t, std::vector<Card>> seat_cards;
+  for (const auto& [seat, hand] : reported) {
+    if (hand->keyed_hand) continue;
+    auto cards = parse_cards(hand->cards, "cards of seat " + std::to_string(seat));
+    if (!cards) return invalid(cards.error().message);
+    if (cards->size() != counts.seat_cards) {
+      return invalid("seat " + std::to_string(seat) + " needs " +
+                     std::to_string(counts.seat_cards) + " cards, got " +
+                     std::to_string(cards->size()));
+    }
+    if (auto twice = deal(*cards)) return invalid(*twice);
+    seat_cards[seat] = std::move(cards).value();
+  }
+
+  // Each wagering seat's row on each link.
+  std::vector<std::vector<SeatOutcome>> outcomes(table.links.size());
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const auto& played = table.links[i];
+    const Paytable& paytable = *played.paytable;
+    std::span<const Card> community;
+    if (played.community == CommunitySource::board) community = *board;
+    if (played.community == CommunitySource::flop && board->size() >= 3) {
+      community = std::span<const Card>(*board).first(3);
+    }
+    if (played.community == CommunitySource::link_cards) community = *link_cards;
+    const RoundContext context{played.link->settings.suit_specific};
+    for (const auto& wager : round->wagers[i]) {
+      const SeatHandRequest& hand = *reported.at(wager.seat);
+      SeatOutcome outcome{wager.seat, std::nullopt, hand.keyed_hand.has_value(), ""};
+      if (hand.keyed_hand) {
+        const auto event = hand_event_named(*hand.keyed_hand);
+        if (!event || *event == HandEvent::must_hit_by) {
+          return invalid("seat " + std::to_string(wager.seat) + ": '" + *hand.keyed_hand +
+                         "' is not a hand (e.g. ROYAL_FLUSH, FULL_HOUSE)");
+        }
+        outcome.row = keyed_row(paytable, *event);
+      } else {
+        const SeatCards cards{seat_cards.at(wager.seat), community};
+        if (auto error = check_cards(paytable.rule, cards)) {
+          return invalid("seat " + std::to_string(wager.seat) + " on link '" +
+                         played.link->settings.meters.id.value() + "': " + error->message);
+        }
+        outcome.row = resolve(paytable, evaluate(paytable.rule, cards), context);
+        outcome.cards = cards_text(cards.pocket, cards.community);
+      }
+      outcomes[i].push_back(std::move(outcome));
+    }
+  }
+
+  // Awards on every link, all or nothing.
+  const std::uint64_t first_payout_id = last_payout_id_;
+  std::vector<Link::Checkpoint> checkpoints;
+  for (const auto& played : table.links) {
+    played.link->scratch.clear();
+    checkpoints.push_back(played.link->link.checkpoint(played.link->scratch));
+  }
+  const auto undo_all = [&] {
+    for (std::size_t j = 0; j < table.links.size(); ++j) {
+      table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+    }
+    last_payout_id_ = first_payout_id;
+  };
+  std::vector<Decided> decided;
+  std::optional<LinkError> refused;
+  const auto tray_pay = [&](std::size_t i, Decided award) {
+    LinkState& link = *table.links[i].link;
+    award.payout = PayoutId(++last_payout_id_);
+    auto posted =
+        link.link.record_tray_pay(award.amount, {round->key, award.payout.value()}, link.scratch);
+    if (!posted) return void(refused = posted.error());
+    award.award = link.scratch.back();
+    decided.push_back(std::move(award));
+  };
+  for (std::size_t i = 0; i < table.links.size() && !refused; ++i) {
+    LinkState& link = *table.links[i].link;
+    const Paytable& paytable = *table.links[i].paytable;
+    const Money base = link.settings.meters.base_wager;
+    const Money one_unit = Money::from_micros(Money::kMicrosPerUnit);
+    // Seats that hit 100% of each level, for the SPLIT policy.
+    std::map<std::uint32_t, std::vector<std::uint32_t>> full_hits;
+    for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend(); ++it) {
+      if (!it->row) continue;
+      const PaytableRow& row = paytable.rows[*it->row];
+      if (row.kind == PayKind::percent && row.percent == 100)
+        full_hits[row.level].push_back(it->seat);
+    }
+    std::set<std::uint32_t> split_done;
+    // Highest seat first: "starting with the player farthest to the dealer's right".
+    for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend() && !refused; ++it) {
+      if (!it->row) continue;
+      const PaytableRow& row = paytable.rows[*it->row];
+      Decided award{i, it->seat, AwardKind::fixed, 0, row.label, 0, Money(), {}, {}};
+      if (row.kind == PayKind::percent) {
+        award.kind = AwardKind::percent;
+        award.level = row.level;
+        const auto& group = full_hits[row.level];
+        if (link.settings.simultaneous_hits == HitPolicy::split && row.percent == 100 &&
+            group.size() > 1) {
+          if (!split_done.insert(row.level).second) continue;  // Shared out at the first seat.
+          std::vector<Origin> origins;
+          for (std::size_t k = 0; k < group.size(); ++k) {
+            origins.push_back({round->key, last_payout_id_ + 1 + k});
+          }
+          auto split = link.link.award_split(row.level, origins, link.scratch);
+          if (!split) {
+            refused = split.error();
+            break;
+          }
+          for (std::size_t k = 0; k < group.size() && split->share > Money(); ++k) {
+            Decided share = award;
+            share.seat = group[k];
+            share.amount = split->share;
+            share.payout = PayoutId(origins[k].payout);
+            for (const Transfer& transfer : link.scratch) {
+              if (transfer.id == split->transfers[k]) share.award = transfer;
+            }
+            decided.push_back(std::move(share));
+          }
+          if (split->share > Money()) last_payout_id_ += group.size();
+          continue;
+        }
+        award.payout = PayoutId(++last_payout_id_);
+        auto paid = link.link.award_percent(row.level, row.percent,
+                                            {round->key, award.payout.value()}, link.scratch);
+        if (!paid) {
+          refused = paid.error();
+          break;
+        }
+        if (paid->amount == Money()) {
+          --last_payout_id_;  // A meter below one cent: nothing to pay.
+          continue;
+        }
+        award.amount = paid->amount;
+        for (const Transfer& transfer : link.scratch) {
+          if (transfer.id == paid->transfer) award.award = transfer;
+        }
+        decided.push_back(std::move(award));
+      } else if (row.kind == PayKind::fixed || row.kind == PayKind::dynamic) {
+        Money printed = row.amount;
+        if (row.kind == PayKind::dynamic) {
+          award.kind = AwardKind::dynamic;
+          for (const auto& [selected, option] : round->dynamic[i]) {
+            if (selected == *it->row) printed = row.options[option - 1];
+          }
+        }
+        award.amount = scaled_to_cent(printed, base, one_unit);
+        if (award.amount > Money()) tray_pay(i, std::move(award));
+      }
+    }
+    // Envy: every other wagering seat on the link, for each winning row that carries one.
+    for (auto winner = outcomes[i].rbegin(); winner != outcomes[i].rend() && !refused; ++winner) {
+      if (!winner->row) continue;
+      const PaytableRow& row = paytable.rows[*winner->row];
+      if (!row.envy || row.kind == PayKind::loss) continue;
+      const Money envy = scaled_to_cent(*row.envy, base, paytable.base_wager);
+      for (auto other = outcomes[i].rbegin(); other != outcomes[i].rend() && !refused; ++other) {
+        if (other->seat == winner->seat || envy == Money()) continue;
+        tray_pay(
+            i, Decided{i, other->seat, AwardKind::envy, 0, row.label, winner->seat, envy, {}, {}});
+      }
+    }
+    // The Must-Hit-By hits of the lock: their awards were posted then, their payouts now.
+    for (const auto& hit : round->hits) {
+      if (hit.link_index != i) continue;
+      decided.push_back({i, hit.seat, AwardKind::must_hit_by, hit.level, "Must-Hit-By", 0,
+                         hit.amount, hit.award, PayoutId(++last_payout_id_)});
+    }
+  }
+  // Payouts below the approval threshold are paid at once.
+  const std::int64_t now = clock_.now_us();
+  std::vector<Payout> created;
+  for (Decided& award : decided) {
+    if (refused) break;
+    LinkState& link = *table.links[award.link_index].link;
+    Payout payout{award.payout,
+                  request.table,
+                  request.round,
+                  award.seat,
+                  link.settings.meters.id,
+                  award.kind,
+                  award.level,
+                  award.hand,
+                  award.amount,
+                  PayoutState::pending,
+                  1,
+                  {},
+                  "",
+                  award.award.id,
+                  now};
+    if (award.amount < link.settings.approval_threshold) {
+      auto paid =
+          link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
+      if (!paid) {
+        refused = paid.error();
+        break;
+      }
+      payout.state = PayoutState::paid;
+      payout.approvals_required = 0;
+    } else if (link.settings.dual_approval_threshold &&
+               award.amount >= *link.settings.dual_approval_threshold) {
+      payout.approvals_required = 2;
+    }
+    created.push_back(std::move(payout));
+  }
+  if (refused) {
+    undo_all();
+    return failure(EngineError::ledger_refused,
+                   round_name(request.table, request.round) +
+                       ": the ledger refused the awards: " + std::string(to_string(*refused)));
+  }
+
+  // From here on nothing can fail.
+  SettleRoundAnswer answer{request.table, request.round, {}, {}};
+  std::map<std::pair<std::uint32_t, std::size_t>, SeatResultView> results;
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const auto& played = table.links[i];
+    const LinkId& link_id = played.link->settings.meters.id;
+    for (const SeatOutcome& outcome : outcomes[i]) {
+      const std::string hand = outcome.row ? played.paytable->rows[*outcome.row].label : "";
+      results[{outcome.seat, i}] = {outcome.seat, link_id, played.paytable->id, hand, outcome.keyed,
+                                    {},           Money()};
+      out.hands.push_back({round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand});
+    }
+    for (const Transfer& transfer : played.link->scratch)
+      out.transfers.push_back({link_id, transfer});
+    played.link->scratch.clear();
+  }
+  for (std::size_t k = 0; k < created.size(); ++k) {
+    const Decided& award = decided[k];
+    SeatResultView& result = results[{award.seat, award.link_index}];
+    result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
+                             award.amount, award.payout});
+    result.total = *result.total.plus(award.amount);
+    payouts_[award.payout.value()] = created[k];
+    out.payouts.push_back(created[k]);
+    award_transfers_[award.payout.value()] = award.award;
+  }
+  // Highest seat first; a seat's links in configuration order.
+  for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      if (auto it = results.find({seat, i}); it != results.end()) {
+        answer.results.push_back(std::move(it->second));
+      }
+    }
+  }
+  answer.meters = meters_of_table(table);
+  round->phase = RoundPhase::settled;
+  round->settle_request = request;
+  round->settle_answer = answer;
+  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::settled, now, ""});
+  return answer;
+}
+
+// ---- VoidRound ------------------------------------------------------------------------------
+
+Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest& request,
+                                                          Records& out) {
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  RoundState* round = table.round(request.round);
+  if (round == nullptr) {
+    return failure(EngineError::round_not_found,
+                   round_name(request.table, request.round) + " is not open");
+  }
+  if (round->void_answer) {
+    if (*round->void_request == request) return *round->void_answer;
+    return failure(EngineError::replay_differs, round_name(request.table, request.round) +
+                                                    " was already voided for another reason");
+  }
+  if (round->phase != RoundPhase::open && round->phase != RoundPhase::locked) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is settled and cannot be voided");
+  }
+  if (!round->hits.empty()) {
+    return failure(EngineError::must_hit_by_needs_supervisor,
+                   round_name(request.table, request.round) +
+                       " hit a Must-Hit-By level; voiding it needs a supervisor");
+  }
+  std::vector<Link::Checkpoint> checkpoints;
+  std::int64_t reversed = 0;
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    link.scratch.clear();
+    checkpoints.push_back(link.link.checkpoint(link.scratch));
+    if (round->contributions[i].empty()) continue;
+    auto undone = link.link.reverse_round(round->contributions[i], {round->key, 0}, link.scratch);
+    if (!undone) {
+      for (std::size_t j = 0; j <= i; ++j) {
+        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+      }
+      return failure(EngineError::ledger_refused,
+                     round_name(request.table, request.round) +
+                         " cannot be reversed: " + std::string(to_string(undone.error())));
+    }
+    reversed += undone->micros();
+  }
+  const std::int64_t now = clock_.now_us();
+  for (const auto& played : table.links) {
+    for (const Transfer& transfer : played.link->scratch) {
+      out.transfers.push_back({played.link->settings.meters.id, transfer});
+    }
+    played.link->scratch.clear();
+  }
+  VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed),
+                         meters_of_table(table)};
+  round->phase = RoundPhase::voided;
+  round->void_request = request;
+  round->void_answer = answer;
+  out.rounds.push_back(
+      {round->key, request.table, request.round, RoundPhase::voided, now, request.reason});
+  return answer;
+}
+
+// ---- Payouts --------------------------------------------------------------------------------
+
+Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::string& supervisor,
+                                                     Records& out) {
+  const auto it = payouts_.find(id.value());
+  if (it == payouts_.end()) {
+    return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
+  }
+  Payout& payout = it->second;
+  if (supervisor.empty()) return invalid("an approval needs the supervisor's name");
+  if (payout.state != PayoutState::pending) {
+    return failure(EngineError::payout_not_pending,
+                   "payout " + std::to_string(id.value()) + " is not pending");
+  }
+  if (std::find(payout.approved_by.begin(), payout.approved_by.end(), supervisor) !=
+      payout.approved_by.end()) {
+    return failure(EngineError::already_approved, supervisor + " already approved payout " +
+                                                      std::to_string(id.value()) +
+                                                      "; it needs another supervisor");
+  }
+  LinkState& link = *find_link(payout.link);
+  if (payout.approved_by.size() + 1 >= payout.approvals_required) {
+    link.scratch.clear();
+    auto paid = link.link.pay_award(award_transfers_.at(id.value()), {0, id.value()}, link.scratch);
+    if (!paid) {
+      return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
+                                                      std::string(to_string(paid.error())));
+    }
+    for (const Transfer& transfer : link.scratch) out.transfers.push_back({payout.link, transfer});
+    link.scratch.clear();
+    payout.state = PayoutState::paid;
+  }
+  payout.approved_by.push_back(supervisor);
+  out.payouts.push_back(payout);
+  return payout;
+}
+
+Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::string& supervisor,
+                                                    const std::string& reason, Records& out) {
+  const auto it = payouts_.find(id.value());
+  if (it == payouts_.end()) {
+    return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
+  }
+  Payout& payout = it->second;
+  if (supervisor.empty()) return invalid("a rejection needs the supervisor's name");
+  if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("a rejection needs a reason");
+  }
+  if (payout.state != PayoutState::pending) {
+    return failure(EngineError::payout_not_pending,
+                   "payout " + std::to_string(id.value()) + " is not pending");
+  }
+  LinkState& link = *find_link(payout.link);
+  link.scratch.clear();
+  auto returned =
+      link.link.reverse_award(award_transfers_.at(id.value()), {0, id.value()}, link.scratch);
+  if (!returned) {
+    return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
+                                                    std::string(to_string(returned.error())));
+  }
+  for (const Transfer& transfer : link.scratch) out.transfers.push_back({payout.link, transfer});
+  link.scratch.clear();
+  payout.state = PayoutState::rejected;
+  payout.rejected_reason = supervisor + ": " + reason;
+  out.payouts.push_back(payout);
+  return payout;
+}
+
+}  // namespace jackpot

@@ -1,0 +1,96 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/engine_config.h"
+#include "controller/engine_types.h"
+#include "controller/paytable.h"
+#include "meters/link.h"
+#include "meters/random.h"
+#include "meters/result.h"
+
+namespace jackpot {
+
+// Where the engine reads the time for its records. Injected: tests use a fixed clock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::int64_t now_us() = 0;
+};
+
+enum class LinkStatus : std::uint8_t { open, closed, unavailable };
+
+// The round engine: every table's rounds and every link's meters, driven one command at a time
+// by a single sequencer. Each command validates everything first and either refuses with a named
+// error, changing nothing, or succeeds and appends the records it created to `out`. Plain C++:
+// no threads, I/O, clock or random source of its own.
+class Engine {
+ public:
+  // Opens every link at its seeds. `paytables` must hold every paytable the tables play.
+  static Result<std::unique_ptr<Engine>, std::vector<std::string>> create(
+      EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+      Records& out);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Result<OpenRoundAnswer, EngineFailure> open_round(const OpenRoundRequest& request, Records& out);
+  Result<LockWagersAnswer, EngineFailure> lock_wagers(const LockWagersRequest& request,
+                                                      Records& out);
+  Result<SettleRoundAnswer, EngineFailure> settle_round(const SettleRoundRequest& request,
+                                                        Records& out);
+  Result<VoidRoundAnswer, EngineFailure> void_round(const VoidRoundRequest& request, Records& out);
+
+  // A supervisor approves a pending payout; it is paid once it has the approvals it needs.
+  Result<Payout, EngineFailure> approve_payout(PayoutId payout, const std::string& supervisor,
+                                               Records& out);
+  // A supervisor rejects a pending payout; the award returns by compensating transfers.
+  Result<Payout, EngineFailure> reject_payout(PayoutId payout, const std::string& supervisor,
+                                              const std::string& reason, Records& out);
+
+  Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status);
+  LinkStatus link_status(const LinkId& link) const;
+
+  // Every level of the given links (all links when empty), in configuration order.
+  std::vector<LevelMeterView> meters(const std::vector<LinkId>& links = {}) const;
+  const Link* link(const LinkId& id) const;
+  const Payout* payout(PayoutId id) const;
+  std::vector<Payout> pending_payouts() const;
+  std::vector<LinkId> links_of_table(const TableId& table) const;
+  const EngineConfig& config() const { return config_; }
+
+  // Every ledger invariant of every link, and every pending payout backed by awards_payable.
+  std::optional<std::string> check_invariants() const;
+
+ private:
+  struct LinkState;
+  struct TableState;
+  struct RoundState;
+
+  Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
+
+  Result<TableState*, EngineFailure> find_table(const TableId& id);
+  LinkState* find_link(const LinkId& id);
+  std::vector<LevelMeterView> meters_of_table(const TableState& table) const;
+  std::uint64_t next_draw_id() { return ++last_draw_id_; }
+
+  EngineConfig config_;
+  std::vector<Paytable> paytables_;
+  Clock& clock_;
+  RandomSource& random_;
+  std::vector<std::unique_ptr<LinkState>> links_;
+  std::unordered_map<std::string, LinkState*> links_by_id_;
+  std::unordered_map<std::string, std::unique_ptr<TableState>> tables_;
+  std::map<std::uint64_t, Payout> payouts_;
+  std::map<std::uint64_t, Transfer> award_transfers_;  // By payout id: what paying it moves.
+  std::uint64_t last_round_key_ = 0;
+  std::uint64_t last_payout_id_ = 0;
+  std::uint64_t last_draw_id_ = 0;
+};
+
+}  // namespace jackpot

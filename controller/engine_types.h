@@ -1,0 +1,270 @@
+#pragma once
+
+// The round engine's requests, answers, errors and records: plain data, no behaviour.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/paytable.h"
+#include "meters/hidden_trigger.h"
+#include "meters/ids.h"
+#include "meters/ledger.h"
+#include "meters/money.h"
+
+namespace jackpot {
+
+// Why the engine refused a command; mapped to one gRPC status each (engine_status.h). A refused
+// command changes nothing.
+enum class EngineError : std::uint8_t {
+  unknown_table,            // NOT_FOUND
+  unknown_link,             // NOT_FOUND
+  unknown_payout,           // NOT_FOUND
+  round_not_found,          // NOT_FOUND: not the table's current round, nor a replay.
+  round_id_not_increasing,  // FAILED_PRECONDITION: a round id at or below the last one.
+  previous_round_open,      // FAILED_PRECONDITION: settle or void it first.
+  wrong_round_state,        // FAILED_PRECONDITION: e.g. settling a round that is not LOCKED.
+  link_closed,              // FAILED_PRECONDITION: an operator closed a link of the table.
+  link_unavailable,         // UNAVAILABLE: the controller cannot make changes durable.
+  replay_differs,           // FAILED_PRECONDITION: the request's ids were used for another one.
+  must_hit_by_needs_supervisor,  // FAILED_PRECONDITION: void of a round whose Must-Hit-By hit.
+  payout_not_pending,            // FAILED_PRECONDITION
+  already_approved,              // FAILED_PRECONDITION: the same supervisor approves twice.
+  invalid_argument,              // INVALID_ARGUMENT: seats, amounts, cards, reasons...
+  ledger_refused,                // FAILED_PRECONDITION: a meter would go below zero or overflow.
+};
+
+struct EngineFailure {
+  EngineError code;
+  std::string message;
+};
+
+// ---- Requests ----------------------------------------------------------------------------
+
+struct OpenRoundRequest {
+  TableId table;
+  RoundId round;
+  friend bool operator==(const OpenRoundRequest&, const OpenRoundRequest&) = default;
+};
+
+struct WagerRequest {
+  std::uint32_t seat = 0;
+  LinkId link;
+  std::int64_t amount_cents = 0;
+  friend bool operator==(const WagerRequest&, const WagerRequest&) = default;
+};
+
+struct LockWagersRequest {
+  TableId table;
+  RoundId round;
+  std::vector<WagerRequest> wagers;
+  friend bool operator==(const LockWagersRequest&, const LockWagersRequest&) = default;
+};
+
+struct SeatHandRequest {
+  std::uint32_t seat = 0;
+  std::vector<std::string> cards;         // The seat's own cards, or empty when keyed.
+  std::optional<std::string> keyed_hand;  // A hand name (e.g. "FULL_HOUSE") keyed by the dealer.
+  friend bool operator==(const SeatHandRequest&, const SeatHandRequest&) = default;
+};
+
+struct SettleRoundRequest {
+  TableId table;
+  RoundId round;
+  std::vector<SeatHandRequest> seats;
+  std::vector<std::string> board;       // The table's board in deal order (flop first).
+  std::vector<std::string> link_cards;  // Cards drawn separately for linked progressives.
+  friend bool operator==(const SettleRoundRequest&, const SettleRoundRequest&) = default;
+};
+
+struct VoidRoundRequest {
+  TableId table;
+  RoundId round;
+  std::string reason;
+  friend bool operator==(const VoidRoundRequest&, const VoidRoundRequest&) = default;
+};
+
+// ---- Answers -----------------------------------------------------------------------------
+
+struct LevelMeterView {
+  LinkId link;
+  std::uint32_t level = 0;
+  std::string name;
+  Money meter;                       // Exact; signs show it floored to the cent.
+  std::optional<Money> must_hit_by;  // Scaled by the base wager.
+  std::optional<Money> ceiling;
+  friend bool operator==(const LevelMeterView&, const LevelMeterView&) = default;
+};
+
+struct DynamicPayView {
+  std::string hand;          // The row's label.
+  std::uint32_t option = 0;  // 1..10.
+  Money amount;              // Scaled by the base wager.
+  friend bool operator==(const DynamicPayView&, const DynamicPayView&) = default;
+};
+
+struct DynamicSelectionView {
+  LinkId link;
+  std::string paytable_id;
+  std::vector<DynamicPayView> pays;
+  friend bool operator==(const DynamicSelectionView&, const DynamicSelectionView&) = default;
+};
+
+struct OpenRoundAnswer {
+  TableId table;
+  RoundId round;
+  std::vector<DynamicSelectionView> dynamic_pays;
+  friend bool operator==(const OpenRoundAnswer&, const OpenRoundAnswer&) = default;
+};
+
+struct MustHitByHitView {
+  LinkId link;
+  std::uint32_t level = 0;
+  std::uint32_t seat = 0;
+  Money amount;
+  std::uint64_t draw_id = 0;
+  friend bool operator==(const MustHitByHitView&, const MustHitByHitView&) = default;
+};
+
+struct LockWagersAnswer {
+  TableId table;
+  RoundId round;
+  std::vector<LevelMeterView> meters;
+  std::vector<MustHitByHitView> must_hit_by_hits;
+  friend bool operator==(const LockWagersAnswer&, const LockWagersAnswer&) = default;
+};
+
+enum class AwardKind : std::uint8_t { percent, fixed, dynamic, must_hit_by, envy };
+
+struct AwardView {
+  LinkId link;
+  AwardKind kind = AwardKind::fixed;
+  std::uint32_t level = 0;      // PERCENT and MUST_HIT_BY.
+  std::string hand;             // The row's label; for ENVY the other seat's.
+  std::uint32_t from_seat = 0;  // ENVY: the seat whose hand earned it.
+  Money amount;
+  PayoutId payout;
+  friend bool operator==(const AwardView&, const AwardView&) = default;
+};
+
+struct SeatResultView {
+  std::uint32_t seat = 0;
+  LinkId link;
+  std::string paytable_id;
+  std::string hand;  // The row's label, or empty when the seat's hand is on no row.
+  bool dealer_keyed = false;
+  std::vector<AwardView> awards;
+  Money total;
+  friend bool operator==(const SeatResultView&, const SeatResultView&) = default;
+};
+
+struct SettleRoundAnswer {
+  TableId table;
+  RoundId round;
+  std::vector<SeatResultView> results;  // Highest seat first.
+  std::vector<LevelMeterView> meters;
+  friend bool operator==(const SettleRoundAnswer&, const SettleRoundAnswer&) = default;
+};
+
+struct VoidRoundAnswer {
+  TableId table;
+  RoundId round;
+  Money reversed;
+  std::vector<LevelMeterView> meters;
+  friend bool operator==(const VoidRoundAnswer&, const VoidRoundAnswer&) = default;
+};
+
+// ---- Payouts -----------------------------------------------------------------------------
+
+enum class PayoutState : std::uint8_t { pending, paid, rejected };
+
+struct Payout {
+  PayoutId id;
+  TableId table;
+  RoundId round;
+  std::uint32_t seat = 0;
+  LinkId link;
+  AwardKind kind = AwardKind::fixed;
+  std::uint32_t level = 0;
+  std::string hand;
+  Money amount;  // Frozen at the hit; whole cents.
+  PayoutState state = PayoutState::pending;
+  std::uint32_t approvals_required = 0;  // 0 when paid at once (below the threshold).
+  std::vector<std::string> approved_by;
+  std::string rejected_reason;
+  TransferId award_transfer;  // The award or tray pay it pays.
+  std::int64_t created_us = 0;
+  friend bool operator==(const Payout&, const Payout&) = default;
+};
+
+// ---- Records: what each command created, for the storage layer to make durable ------------
+
+enum class RoundPhase : std::uint8_t { open, locked, settled, voided };
+
+struct RoundRecord {
+  std::uint64_t round_key = 0;  // Engine-wide; transfers' Origin::round.
+  TableId table;
+  RoundId round;
+  RoundPhase phase = RoundPhase::open;
+  std::int64_t time_us = 0;
+  std::string reason;  // For a void.
+};
+
+struct WagerRecord {
+  std::uint64_t round_key = 0;
+  std::uint32_t seat = 0;
+  LinkId link;
+  Money amount;
+  std::int64_t units = 0;
+};
+
+struct HandRecord {
+  std::uint64_t round_key = 0;
+  std::uint32_t seat = 0;
+  LinkId link;
+  std::string cards;  // As evaluated, e.g. "As Kd | 2c 3c 4c 5c 6c"; empty when keyed.
+  bool dealer_keyed = false;
+  std::string hand;  // The row's label, or empty.
+};
+
+enum class DrawKind : std::uint8_t {
+  must_hit_by_winner,
+  hidden_trigger,
+  dynamic_count,
+  dynamic_hand,
+  dynamic_option,
+};
+
+// Every random draw with its inputs and outcome.
+struct DrawRecord {
+  std::uint64_t id = 0;
+  std::uint64_t round_key = 0;
+  LinkId link;
+  std::uint32_t level = 0;
+  DrawKind kind = DrawKind::must_hit_by_winner;
+  std::string inputs;                    // e.g. "seats=[1,3,5] weights=uniform".
+  std::string outcome;                   // e.g. "seat=3".
+  std::optional<HiddenTrigger> trigger;  // For hidden_trigger: the point, salt, commitment.
+  std::int64_t time_us = 0;
+};
+
+struct TransferRecord {
+  LinkId link;
+  Transfer transfer;
+};
+
+// The records of one command; the caller clears it between commands it persists separately.
+struct Records {
+  std::vector<TransferRecord> transfers;
+  std::vector<RoundRecord> rounds;
+  std::vector<WagerRecord> wagers;
+  std::vector<HandRecord> hands;
+  std::vector<DrawRecord> draws;
+  std::vector<Payout> payouts;  // New payouts and payouts whose state changed.
+
+  void clear();
+  bool empty() const;
+};
+
+}  // namespace jackpot

@@ -1,0 +1,282 @@
+#include "controller/grpc_services.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/table.grpc.pb.h"
+
+namespace jackpot {
+namespace {
+
+namespace pb = ::jackpot::v1;
+using grpc::ServerContext;
+using grpc::Status;
+using grpc::StatusCode;
+
+// What the caller should do about each refusal decides its code (docs/architecture.md §7).
+StatusCode status_code(EngineError error) {
+  switch (error) {
+    case EngineError::unknown_table:
+    case EngineError::unknown_link:
+    case EngineError::unknown_payout:
+    case EngineError::round_not_found:
+      return StatusCode::NOT_FOUND;
+    case EngineError::round_id_not_increasing:
+    case EngineError::previous_round_open:
+    case EngineError::wrong_round_state:
+    case EngineError::link_closed:
+    case EngineError::replay_differs:
+    case EngineError::must_hit_by_needs_supervisor:
+    case EngineError::payout_not_pending:
+    case EngineError::already_approved:
+    case EngineError::ledger_refused:
+      return StatusCode::FAILED_PRECONDITION;
+    case EngineError::link_unavailable:
+      return StatusCode::UNAVAILABLE;
+    case EngineError::invalid_argument:
+      return StatusCode::INVALID_ARGUMENT;
+  }
+  return StatusCode::INTERNAL;
+}
+
+Status to_status(const EngineFailure& failure) {
+  return Status(status_code(failure.code), failure.message);
+}
+
+void fill_meter(const LevelMeterView& view, pb::LevelMeter* meter) {
+  meter->set_link_id(view.link.value());
+  meter->set_level(view.level);
+  meter->set_name(view.name);
+  meter->set_amount_cents(view.meter.cents_floor());
+  if (view.must_hit_by) meter->set_must_hit_by_cents(view.must_hit_by->cents_floor());
+  if (view.ceiling) meter->set_ceiling_cents(view.ceiling->cents_floor());
+}
+
+template <typename Repeated>
+void fill_meters(const std::vector<LevelMeterView>& views, Repeated* meters) {
+  for (const LevelMeterView& view : views) fill_meter(view, meters->Add());
+}
+
+pb::AwardKind award_kind(AwardKind kind) {
+  switch (kind) {
+    case AwardKind::percent:
+      return pb::AWARD_KIND_PERCENT;
+    case AwardKind::fixed:
+      return pb::AWARD_KIND_FIXED;
+    case AwardKind::dynamic:
+      return pb::AWARD_KIND_DYNAMIC;
+    case AwardKind::must_hit_by:
+      return pb::AWARD_KIND_MUST_HIT_BY;
+    case AwardKind::envy:
+      return pb::AWARD_KIND_ENVY;
+  }
+  return pb::AWARD_KIND_UNSPECIFIED;
+}
+
+pb::LinkStatus link_status(LinkStatus status) {
+  switch (status) {
+    case LinkStatus::open:
+      return pb::LINK_STATUS_OPEN;
+    case LinkStatus::closed:
+      return pb::LINK_STATUS_CLOSED;
+    case LinkStatus::unavailable:
+      return pb::LINK_STATUS_UNAVAILABLE;
+  }
+  return pb::LINK_STATUS_UNSPECIFIED;
+}
+
+std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& field) {
+  return {field.begin(), field.end()};
+}
+
+class TableServiceImpl final : public pb::TableService::Service {
+ public:
+  explicit TableServiceImpl(EngineHost& host) : host_(host) {}
+
+  Status OpenRound(ServerContext*, const pb::OpenRoundRequest* request,
+                   pb::OpenRoundResponse* response) override {
+    const OpenRoundRequest command{TableId(request->table_id()), RoundId(request->round_id())};
+    const auto answer = host_.run(
+        [&](Engine& engine, Records& records) { return engine.open_round(command, records); });
+    if (!answer) return to_status(answer.error());
+    response->set_table_id(answer->table.value());
+    response->set_round_id(answer->round.value());
+    for (const DynamicSelectionView& selection : answer->dynamic_pays) {
+      auto* out = response->add_dynamic_pays();
+      out->set_link_id(selection.link.value());
+      out->set_paytable_id(selection.paytable_id);
+      for (const DynamicPayView& pay : selection.pays) {
+        auto* pay_out = out->add_pays();
+        pay_out->set_hand(pay.hand);
+        pay_out->set_option(pay.option);
+        pay_out->set_amount_cents(pay.amount.cents_floor());
+      }
+    }
+    return Status::OK;
+  }
+
+  Status LockWagers(ServerContext*, const pb::LockWagersRequest* request,
+                    pb::LockWagersResponse* response) override {
+    LockWagersRequest command{TableId(request->table_id()), RoundId(request->round_id()), {}};
+    for (const auto& wager : request->wagers()) {
+      command.wagers.push_back({wager.seat(), LinkId(wager.link_id()), wager.amount_cents()});
+    }
+    const auto answer = host_.run(
+        [&](Engine& engine, Records& records) { return engine.lock_wagers(command, records); });
+    if (!answer) return to_status(answer.error());
+    response->set_table_id(answer->table.value());
+    response->set_round_id(answer->round.value());
+    fill_meters(answer->meters, response->mutable_meters());
+    for (const MustHitByHitView& hit : answer->must_hit_by_hits) {
+      auto* out = response->add_must_hit_by_hits();
+      out->set_link_id(hit.link.value());
+      out->set_level(hit.level);
+      out->set_seat(hit.seat);
+      out->set_amount_cents(hit.amount.cents_floor());
+      out->set_draw_id(hit.draw_id);
+    }
+    return Status::OK;
+  }
+
+  Status SettleRound(ServerContext*, const pb::SettleRoundRequest* request,
+                     pb::SettleRoundResponse* response) override {
+    SettleRoundRequest command{TableId(request->table_id()),
+                               RoundId(request->round_id()),
+                               {},
+                               strings(request->community_cards()),
+                               strings(request->link_cards())};
+    for (const auto& seat : request->seats()) {
+      SeatHandRequest hand{seat.seat(), {}, std::nullopt};
+      if (seat.has_cards()) hand.cards = strings(seat.cards().cards());
+      if (seat.hand_case() == pb::SeatHand::kKeyedHand) hand.keyed_hand = seat.keyed_hand();
+      command.seats.push_back(std::move(hand));
+    }
+    const auto answer = host_.run(
+        [&](Engine& engine, Records& records) { return engine.settle_round(command, records); });
+    if (!answer) return to_status(answer.error());
+    response->set_table_id(answer->table.value());
+    response->set_round_id(answer->round.value());
+    for (const SeatResultView& result : answer->results) {
+      auto* out = response->add_results();
+      out->set_seat(result.seat);
+      out->set_link_id(result.link.value());
+      out->set_paytable_id(result.paytable_id);
+      out->set_hand(result.hand);
+      out->set_dealer_keyed(result.dealer_keyed);
+      out->set_total_cents(result.total.cents_floor());
+      for (const AwardView& award : result.awards) {
+        auto* award_out = out->add_awards();
+        award_out->set_link_id(award.link.value());
+        award_out->set_kind(award_kind(award.kind));
+        award_out->set_level(award.level);
+        award_out->set_hand(award.hand);
+        award_out->set_from_seat(award.from_seat);
+        award_out->set_amount_cents(award.amount.cents_floor());
+        award_out->set_payout_id(award.payout.value());
+      }
+    }
+    fill_meters(answer->meters, response->mutable_meters());
+    return Status::OK;
+  }
+
+  Status VoidRound(ServerContext*, const pb::VoidRoundRequest* request,
+                   pb::VoidRoundResponse* response) override {
+    const VoidRoundRequest command{TableId(request->table_id()), RoundId(request->round_id()),
+                                   request->reason()};
+    const auto answer = host_.run(
+        [&](Engine& engine, Records& records) { return engine.void_round(command, records); });
+    if (!answer) return to_status(answer.error());
+    response->set_table_id(answer->table.value());
+    response->set_round_id(answer->round.value());
+    response->set_reversed_micros(answer->reversed.micros());
+    fill_meters(answer->meters, response->mutable_meters());
+    return Status::OK;
+  }
+
+  // The status of every link the table plays at once, then every change, until the call ends.
+  Status WatchLinkStatus(ServerContext* context, const pb::WatchLinkStatusRequest* request,
+                         grpc::ServerWriter<pb::LinkStatusUpdate>* writer) override {
+    const TableId table(request->table_id());
+    const auto links =
+        host_.run([&](Engine& engine, Records&) { return engine.links_of_table(table); });
+    if (links.empty()) return Status(StatusCode::NOT_FOUND, "no table '" + table.value() + "'");
+    std::map<std::string, LinkStatus> sent;
+    std::uint64_t version = host_.status_version();
+    while (!context->IsCancelled() && !host_.stopping()) {
+      for (const LinkId& link : links) {
+        const LinkStatus status =
+            host_.run([&](Engine& engine, Records&) { return engine.link_status(link); });
+        const auto it = sent.find(link.value());
+        if (it != sent.end() && it->second == status) continue;
+        pb::LinkStatusUpdate update;
+        update.set_link_id(link.value());
+        update.set_status(link_status(status));
+        update.set_reason(status == LinkStatus::open ? "open" : "closed by an operator");
+        if (!writer->Write(update)) return Status::OK;
+        sent[link.value()] = status;
+      }
+      version = host_.wait_for_status_change(version, std::chrono::milliseconds(500));
+    }
+    return Status::OK;
+  }
+
+ private:
+  EngineHost& host_;
+};
+
+class AdminServiceImpl final : public pb::AdminService::Service {
+ public:
+  explicit AdminServiceImpl(EngineHost& host) : host_(host) {}
+
+  Status ListMeters(ServerContext*, const pb::ListMetersRequest* request,
+                    pb::ListMetersResponse* response) override {
+    std::vector<LinkId> ids;
+    for (const auto& id : request->link_ids()) ids.emplace_back(id);
+    host_.run([&](Engine& engine, Records&) {
+      for (const LevelMeterView& view : engine.meters(ids)) {
+        auto* out = response->add_levels();
+        out->set_link_id(view.link.value());
+        out->set_level(view.level);
+        out->set_name(view.name);
+        out->set_meter_micros(view.meter.micros());
+        out->set_reserve_micros(engine.link(view.link)->reserve(view.level).micros());
+      }
+      return 0;
+    });
+    return Status::OK;
+  }
+
+  Status SetLinkStatus(ServerContext*, const pb::SetLinkStatusRequest* request,
+                       pb::SetLinkStatusResponse* response) override {
+    if (request->status() != pb::LINK_STATUS_OPEN && request->status() != pb::LINK_STATUS_CLOSED) {
+      return Status(StatusCode::INVALID_ARGUMENT, "a link can be set OPEN or CLOSED");
+    }
+    if (request->reason().empty()) {
+      return Status(StatusCode::INVALID_ARGUMENT, "a status change needs a reason");
+    }
+    const LinkStatus wanted =
+        request->status() == pb::LINK_STATUS_OPEN ? LinkStatus::open : LinkStatus::closed;
+    const auto changed = host_.change_status([&](Engine& engine, Records&) {
+      return engine.set_link_status(LinkId(request->link_id()), wanted);
+    });
+    if (!changed) return to_status(changed.error());
+    response->set_link_id(request->link_id());
+    response->set_status(link_status(*changed));
+    return Status::OK;
+  }
+
+ private:
+  EngineHost& host_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> make_table_service(EngineHost& host) {
+  return std::make_unique<TableServiceImpl>(host);
+}
+
+std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host) {
+  return std::make_unique<AdminServiceImpl>(host);
+}
+
+}  // namespace jackpot

@@ -1,0 +1,320 @@
+// The real jackpotd over real gRPC: a few hundred rounds on two tables sharing one link, with
+// the meter checked after every round against an independent computation; replays, bad input
+// and an operator closing the link.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+
+#include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/table.grpc.pb.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/test_database.h"
+
+namespace jackpot {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::DaemonProcess;
+using testing::TestDatabase;
+namespace pb = ::jackpot::v1;
+__extension__ typedef __int128 i128;
+
+constexpr const char* kFloor = R"(
+links {
+  id: "e2e-link"
+  base_wager: "1.00"
+  levels {
+    level: 1
+    name: "Royal Flush"
+    seed: "1000.00"
+    meter_rate_ppm: 150000
+    reserve_rate_ppm: 25000
+  }
+}
+tables {
+  id: "T1"
+  game: TABLE_GAME_HEADS_UP_HOLDEM
+  seats: 6
+  links { link_id: "e2e-link" paytable_id: "PT-BJS-HUH-5CP-01" }
+}
+tables {
+  id: "T2"
+  game: TABLE_GAME_HEADS_UP_HOLDEM
+  seats: 6
+  links { link_id: "e2e-link" paytable_id: "PT-BJS-HUH-5CP-01" }
+}
+)";
+
+// The link's level 1, computed independently of the daemon: micros, exactly.
+struct MeterModel {
+  i128 meter = 1'000'000'000;  // The seed.
+  i128 reserve = 0;
+
+  void contribute(std::int64_t units) {
+    meter += i128{units} * 150'000;
+    reserve += i128{units} * 25'000;
+  }
+  void reverse(std::int64_t units) {
+    meter -= i128{units} * 150'000;
+    reserve -= i128{units} * 25'000;
+  }
+  // PT-BJS-HUH-5CP-01 pays these rows from level 1; everything else from the tray.
+  std::int64_t award(const std::string& hand) {
+    static const std::map<std::string, int> percent = {{"Flopped Royal Flush (Suit Specific)", 100},
+                                                       {"Flopped Royal Flush", 10},
+                                                       {"Royal Flush", 10},
+                                                       {"Community Royal Flush", 10}};
+    const auto it = percent.find(hand);
+    if (it == percent.end()) return 0;
+    const i128 amount = meter * it->second / 100 / 10'000 * 10'000;  // Floored to the cent.
+    meter -= amount;
+    if (it->second == 100) {
+      meter += 1'000'000'000 + reserve;
+      reserve = 0;
+    }
+    return static_cast<std::int64_t>(amount);
+  }
+};
+
+std::string write_floor() {
+  char name[] = "/tmp/jackpotd-floor.XXXXXX";
+  const int fd = mkstemp(name);
+  close(fd);
+  std::ofstream(name) << kFloor;
+  return name;
+}
+
+class TableServiceEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    floor_ = write_floor();
+    daemon_ = std::make_unique<DaemonProcess>(std::vector<std::string>{
+        "--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics", "off", "--floor", floor_});
+    const auto line = daemon_->read_stdout_line(30s);
+    ASSERT_TRUE(line) << daemon_->stderr_text();
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
+    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+    table_ = pb::TableService::NewStub(channel);
+    admin_ = pb::AdminService::NewStub(channel);
+  }
+  void TearDown() override {
+    daemon_->send_signal(SIGTERM);
+    EXPECT_EQ(daemon_->wait_for_exit(20s), 0) << daemon_->stderr_text();
+    unlink(floor_.c_str());
+  }
+
+  template <typename Request, typename Response, typename Call>
+  grpc::Status call(Call method, const Request& request, Response* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    return ((*table_).*method)(&context, request, response);
+  }
+
+  std::int64_t meter_micros() {
+    grpc::ClientContext context;
+    pb::ListMetersResponse response;
+    EXPECT_TRUE(admin_->ListMeters(&context, {}, &response).ok());
+    return response.levels(0).meter_micros();
+  }
+
+  TestDatabase database_;
+  std::string floor_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<pb::TableService::Stub> table_;
+  std::unique_ptr<pb::AdminService::Stub> admin_;
+};
+
+std::vector<std::string> deck(std::mt19937_64& shuffle) {
+  std::vector<std::string> cards;
+  for (const char rank : std::string("23456789TJQKA")) {
+    for (const char suit : std::string("shdc")) cards.push_back({rank, suit});
+  }
+  std::shuffle(cards.begin(), cards.end(), shuffle);
+  return cards;
+}
+
+TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
+  std::mt19937_64 shuffle(20261129);
+  MeterModel model;
+  std::map<std::string, std::uint64_t> next_round = {{"T1", 1}, {"T2", 1}};
+  int settled = 0;
+  int voided = 0;
+  int percent_awards = 0;
+  for (int n = 0; n < 300; ++n) {
+    const std::string table = n % 2 == 0 ? "T1" : "T2";
+    const std::uint64_t round = next_round[table]++;
+    SCOPED_TRACE(table + " round " + std::to_string(round));
+    pb::OpenRoundRequest open;
+    open.set_table_id(table);
+    open.set_round_id(round);
+    pb::OpenRoundResponse opened;
+    ASSERT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+
+    pb::LockWagersRequest lock;
+    lock.set_table_id(table);
+    lock.set_round_id(round);
+    std::vector<std::uint32_t> seats;
+    std::int64_t units = 0;
+    for (std::uint32_t seat = 1; seat <= 6; ++seat) {
+      if (shuffle() % 3 == 0) continue;
+      const auto wager_units = static_cast<std::int64_t>(1 + shuffle() % 5);
+      auto* wager = lock.add_wagers();
+      wager->set_seat(seat);
+      wager->set_link_id("e2e-link");
+      wager->set_amount_cents(wager_units * 100);
+      seats.push_back(seat);
+      units += wager_units;
+    }
+    pb::LockWagersResponse locked;
+    ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &locked).ok());
+    model.contribute(units);
+    // A replay answers byte for byte and changes nothing.
+    pb::LockWagersResponse replayed;
+    ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &replayed).ok());
+    EXPECT_EQ(replayed.SerializeAsString(), locked.SerializeAsString());
+
+    if (n % 10 == 7) {
+      pb::VoidRoundRequest void_request;
+      void_request.set_table_id(table);
+      void_request.set_round_id(round);
+      void_request.set_reason("misdeal");
+      pb::VoidRoundResponse void_response;
+      ASSERT_TRUE(call(&pb::TableService::Stub::VoidRound, void_request, &void_response).ok());
+      model.reverse(units);
+      EXPECT_EQ(void_response.reversed_micros(), units * 175'000);
+      ++voided;
+    } else {
+      pb::SettleRoundRequest settle;
+      settle.set_table_id(table);
+      settle.set_round_id(round);
+      const auto cards = deck(shuffle);
+      const bool keyed_jackpot = n % 50 == 11;
+      for (std::size_t i = 0; i < seats.size(); ++i) {
+        auto* hand = settle.add_seats();
+        hand->set_seat(seats[i]);
+        if (keyed_jackpot) {
+          // Seat order decides: the highest seat's 10% comes off the full meter first.
+          hand->set_keyed_hand(i == 0 ? "FLOPPED_ROYAL_FLUSH_SUIT_SPECIFIC" : "ROYAL_FLUSH");
+        } else {
+          hand->mutable_cards()->add_cards(cards[2 * i]);
+          hand->mutable_cards()->add_cards(cards[2 * i + 1]);
+        }
+      }
+      if (!keyed_jackpot) {
+        for (std::size_t i = 0; i < 5; ++i) settle.add_community_cards(cards[20 + i]);
+      }
+      pb::SettleRoundResponse result;
+      const auto status = call(&pb::TableService::Stub::SettleRound, settle, &result);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      ASSERT_EQ(result.results_size(), static_cast<int>(seats.size()));
+      for (const auto& seat : result.results()) {  // Highest seat first.
+        const std::int64_t expected = model.award(seat.hand());
+        std::int64_t from_meter = 0;
+        for (const auto& award : seat.awards()) {
+          if (award.kind() == pb::AWARD_KIND_PERCENT) from_meter += award.amount_cents() * 10'000;
+        }
+        EXPECT_EQ(from_meter, expected) << "seat " << seat.seat() << " " << seat.hand();
+        if (expected > 0) ++percent_awards;
+      }
+      ++settled;
+    }
+    ASSERT_EQ(meter_micros(), static_cast<std::int64_t>(model.meter));
+  }
+  EXPECT_EQ(settled + voided, 300);
+  EXPECT_GT(percent_awards, 10);
+}
+
+TEST_F(TableServiceEndToEnd, RefusesBadRequestsWithTheRightStatus) {
+  pb::OpenRoundRequest open;
+  open.set_table_id("T9");
+  open.set_round_id(1);
+  pb::OpenRoundResponse opened;
+  EXPECT_EQ(call(&pb::TableService::Stub::OpenRound, open, &opened).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  open.set_table_id("T1");
+  ASSERT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+  open.set_round_id(2);
+  EXPECT_EQ(call(&pb::TableService::Stub::OpenRound, open, &opened).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);  // Round 1 is still open.
+
+  pb::LockWagersRequest lock;
+  lock.set_table_id("T1");
+  lock.set_round_id(1);
+  auto* wager = lock.add_wagers();
+  wager->set_seat(7);
+  wager->set_link_id("e2e-link");
+  wager->set_amount_cents(100);
+  pb::LockWagersResponse locked;
+  EXPECT_EQ(call(&pb::TableService::Stub::LockWagers, lock, &locked).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  wager->set_seat(1);
+  wager->set_amount_cents(150);  // Not a whole number of $1 wagers.
+  EXPECT_EQ(call(&pb::TableService::Stub::LockWagers, lock, &locked).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  const std::int64_t before = meter_micros();
+  wager->set_amount_cents(200);
+  ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &locked).ok());
+  EXPECT_EQ(meter_micros(), before + 300'000);
+
+  pb::SettleRoundRequest settle;
+  settle.set_table_id("T1");
+  settle.set_round_id(1);
+  auto* hand = settle.add_seats();
+  hand->set_seat(1);
+  hand->mutable_cards()->add_cards("As");
+  hand->mutable_cards()->add_cards("As");
+  for (const char* card : {"2c", "3c", "4d", "9h", "Jd"}) settle.add_community_cards(card);
+  pb::SettleRoundResponse result;
+  const auto duplicate = call(&pb::TableService::Stub::SettleRound, settle, &result);
+  EXPECT_EQ(duplicate.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(duplicate.error_message(), "cards of seat 1: As appears twice");
+  EXPECT_EQ(meter_micros(), before + 300'000);
+}
+
+TEST_F(TableServiceEndToEnd, TablesHearWhenAnOperatorClosesTheLink) {
+  grpc::ClientContext watch_context;
+  pb::WatchLinkStatusRequest watch;
+  watch.set_table_id("T2");
+  auto stream = table_->WatchLinkStatus(&watch_context, watch);
+  pb::LinkStatusUpdate update;
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_EQ(update.link_id(), "e2e-link");
+  EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+
+  const auto set_status = [&](pb::LinkStatus status) {
+    grpc::ClientContext context;
+    pb::SetLinkStatusRequest request;
+    request.set_link_id("e2e-link");
+    request.set_status(status);
+    request.set_reason("sign maintenance");
+    pb::SetLinkStatusResponse response;
+    return admin_->SetLinkStatus(&context, request, &response);
+  };
+  ASSERT_TRUE(set_status(pb::LINK_STATUS_CLOSED).ok());
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_EQ(update.status(), pb::LINK_STATUS_CLOSED);
+
+  pb::OpenRoundRequest open;
+  open.set_table_id("T2");
+  open.set_round_id(1);
+  pb::OpenRoundResponse opened;
+  EXPECT_EQ(call(&pb::TableService::Stub::OpenRound, open, &opened).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+
+  ASSERT_TRUE(set_status(pb::LINK_STATUS_OPEN).ok());
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+  EXPECT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+  watch_context.TryCancel();
+}
+
+}  // namespace
+}  // namespace jackpot
