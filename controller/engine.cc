@@ -58,9 +58,14 @@ Money scaled_to_cent(Money amount, Money numerator, Money denominator) {
 
 std::string cards_text(std::span<const Card> pocket, std::span<const Card> community) {
   std::string text;
-  for (const Card card : pocket) text += (text.empty() ? "" : " ") + to_string(card);
+  text.reserve(3 * (pocket.size() + community.size()) + 2);
+  const auto add = [&text](Card card) {
+    if (!text.empty()) text += ' ';
+    text += to_string(card);
+  };
+  for (const Card card : pocket) add(card);
   if (!community.empty()) text += " |";
-  for (const Card card : community) text += " " + to_string(card);
+  for (const Card card : community) add(card);
   return text;
 }
 
@@ -851,9 +856,12 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
                              award.amount, award.payout});
     result.total = *result.total.plus(award.amount);
-    payouts_[award.payout.value()] = created[k];
     out.payouts.push_back(created[k]);
-    award_transfers_[award.payout.value()] = award.award;
+    // Only pending payouts stay in memory; paid ones live on in the records (and storage).
+    if (created[k].state == PayoutState::pending) {
+      award_transfers_[award.payout.value()] = award.award;
+      payouts_[award.payout.value()] = std::move(created[k]);
+    }
   }
   // Highest seat first; a seat's links in configuration order.
   for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
@@ -966,7 +974,12 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
   }
   payout.approved_by.push_back(supervisor);
   out.payouts.push_back(payout);
-  return payout;
+  Payout answer = payout;
+  if (answer.state == PayoutState::paid) {
+    payouts_.erase(it);
+    award_transfers_.erase(id.value());
+  }
+  return answer;
 }
 
 Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::string& supervisor,
@@ -997,7 +1010,10 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
   payout.state = PayoutState::rejected;
   payout.rejected_reason = supervisor + ": " + reason;
   out.payouts.push_back(payout);
-  return payout;
+  Payout answer = std::move(payout);
+  payouts_.erase(it);
+  award_transfers_.erase(id.value());
+  return answer;
 }
 
 }  // namespace jackpot

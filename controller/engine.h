@@ -59,6 +59,7 @@ class Engine {
   // Every level of the given links (all links when empty), in configuration order.
   std::vector<LevelMeterView> meters(const std::vector<LinkId>& links = {}) const;
   const Link* link(const LinkId& id) const;
+  // A pending payout (paid and rejected ones leave memory; their records carry them on).
   const Payout* payout(PayoutId id) const;
   std::vector<Payout> pending_payouts() const;
   std::vector<LinkId> links_of_table(const TableId& table) const;
