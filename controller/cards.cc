@@ -16,9 +16,10 @@ char upper(char c) { return static_cast<char>(std::toupper(static_cast<unsigned 
 char suit_letter(Suit suit) { return kSuits[static_cast<std::size_t>(suit)]; }
 
 Result<Card, CardError> parse_card(std::string_view text) {
-  const std::string quoted = "'" + std::string(text) + "'";
+  // Messages are built only on failure: parsing is on the path of every settlement.
+  const auto quoted = [text] { return "'" + std::string(text) + "'"; };
   if (text.size() < 2 || text.size() > 3) {
-    return CardError{quoted + " is not a card (expected a rank and a suit, e.g. As, Td, 10h)"};
+    return CardError{quoted() + " is not a card (expected a rank and a suit, e.g. As, Td, 10h)"};
   }
   const std::string_view rank_text = text.substr(0, text.size() - 1);
   Card card;
@@ -28,11 +29,11 @@ Result<Card, CardError> parse_card(std::string_view text) {
              rank_text.size() == 1 && rank != std::string_view::npos) {
     card.rank = static_cast<std::uint8_t>(rank);
   } else {
-    return CardError{quoted + " has no valid rank (2-9, T or 10, J, Q, K, A)"};
+    return CardError{quoted() + " has no valid rank (2-9, T or 10, J, Q, K, A)"};
   }
   const auto suit = kSuits.find(lower(text.back()));
   if (suit == std::string_view::npos) {
-    return CardError{quoted + " has no valid suit (s, h, d, c)"};
+    return CardError{quoted() + " has no valid suit (s, h, d, c)"};
   }
   card.suit = static_cast<std::uint8_t>(suit);
   return card;

@@ -104,6 +104,7 @@ struct Engine::RoundState {
     Money amount;
     Transfer award;
     std::uint64_t draw_id = 0;
+    PayoutId payout;  // Created PENDING at the hit; shown with the seat's awards at settlement.
   };
 
   RoundId id;
@@ -405,9 +406,9 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   std::vector<std::int64_t> units_per_link(table.links.size(), 0);
   std::set<std::pair<std::uint32_t, std::size_t>> seen;
   for (const WagerRequest& wager : request.wagers) {
-    const std::string seat = "seat " + std::to_string(wager.seat);
+    const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
     if (wager.seat < 1 || wager.seat > table.settings.seats) {
-      return invalid(seat + " does not exist at table " + request.table.value() + " (seats 1.." +
+      return invalid(seat() + " does not exist at table " + request.table.value() + " (seats 1.." +
                      std::to_string(table.settings.seats) + ")");
     }
     std::size_t index = table.links.size();
@@ -419,7 +420,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                      wager.link.value() + "'");
     }
     if (!seen.insert({wager.seat, index}).second) {
-      return invalid(seat + " wagers twice on link '" + wager.link.value() + "'");
+      return invalid(seat() + " wagers twice on link '" + wager.link.value() + "'");
     }
     const LinkState& link = *table.links[index].link;
     if (link.status != LinkStatus::open) {
@@ -430,15 +431,15 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     const Money base = link.settings.meters.base_wager;
     const auto micros = Money::from_cents(wager.amount_cents);
     if (wager.amount_cents <= 0 || !micros) {
-      return invalid(seat + ": the wager must be a positive amount of cents");
+      return invalid(seat() + ": the wager must be a positive amount of cents");
     }
     if (micros->micros() % base.micros() != 0) {
-      return invalid(seat + ": the wager " + micros->to_string() +
+      return invalid(seat() + ": the wager " + micros->to_string() +
                      " is not a whole number of base wagers of " + base.to_string());
     }
     const std::int64_t units = micros->micros() / base.micros();
     if (__builtin_add_overflow(units_per_link[index], units, &units_per_link[index])) {
-      return invalid(seat + ": the wagers overflow");
+      return invalid(seat() + ": the wagers overflow");
     }
     wagers[index].push_back({wager.seat, units});
   }
@@ -508,8 +509,41 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
       for (const Transfer& transfer : link.scratch) {
         if (transfer.id == hit.award) award = transfer;
       }
-      round->hits.push_back(
-          {i, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, award, draw_id});
+      // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
+      const auto seat = static_cast<std::uint32_t>(seats[winner]);
+      const PayoutId payout_id(++last_payout_id_);
+      Payout payout{payout_id,
+                    request.table,
+                    request.round,
+                    seat,
+                    link_id,
+                    AwardKind::must_hit_by,
+                    hit.level,
+                    "Must-Hit-By",
+                    hit.amount,
+                    PayoutState::pending,
+                    1,
+                    {},
+                    "",
+                    award.id,
+                    now};
+      if (hit.amount < link.settings.approval_threshold) {
+        std::vector<Transfer> paid_now;
+        const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
+        JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
+        for (const Transfer& transfer : paid_now) out.transfers.push_back({link_id, transfer});
+        payout.state = PayoutState::paid;
+        payout.approvals_required = 0;
+      } else if (link.settings.dual_approval_threshold &&
+                 hit.amount > *link.settings.dual_approval_threshold) {
+        payout.approvals_required = 2;
+      }
+      out.payouts.push_back(payout);
+      if (payout.state == PayoutState::pending) {
+        award_transfers_[payout_id.value()] = award;
+        payouts_[payout_id.value()] = payout;
+      }
+      round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
       answer.must_hit_by_hits.push_back(
           {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
     }
@@ -531,6 +565,7 @@ namespace {
 // What one wagering seat's cards (or keyed hand) came to on one link.
 struct SeatOutcome {
   std::uint32_t seat = 0;
+  std::int64_t units = 0;  // Base wagers the seat locked on the link.
   std::optional<std::size_t> row;
   bool keyed = false;
   std::string cards;
@@ -548,6 +583,27 @@ struct Decided {
   Transfer award;
   PayoutId payout;
 };
+
+// parse_cards() for one seat, without building the seat's name unless something is wrong.
+Result<std::vector<Card>, CardError> parse_seat_cards(const std::vector<std::string>& texts,
+                                                      std::uint32_t seat) {
+  std::vector<Card> cards;
+  cards.reserve(texts.size());
+  CardMask seen = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const auto card = parse_card(texts[i]);
+    const std::string where =
+        card && !(seen & card_bit(*card)) ? "" : "cards of seat " + std::to_string(seat);
+    if (!card) {
+      return CardError{where + ", card " + std::to_string(i + 1) + ": " + card.error().message};
+    }
+    if (seen & card_bit(*card))
+      return CardError{where + ": " + to_string(*card) + " appears twice"};
+    seen |= card_bit(*card);
+    cards.push_back(*card);
+  }
+  return cards;
+}
 
 std::optional<std::size_t> keyed_row(const Paytable& paytable, HandEvent event) {
   for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
@@ -586,14 +642,14 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   std::map<std::uint32_t, const SeatHandRequest*> reported;
   bool any_cards = false;
   for (const SeatHandRequest& hand : request.seats) {
-    const std::string seat = "seat " + std::to_string(hand.seat);
+    const auto seat = [&hand] { return "seat " + std::to_string(hand.seat); };
     if (hand.seat < 1 || hand.seat > table.settings.seats) {
-      return invalid(seat + " does not exist at table " + request.table.value());
+      return invalid(seat() + " does not exist at table " + request.table.value());
     }
-    if (wagering.count(hand.seat) == 0) return invalid(seat + " did not wager this round");
-    if (!reported.emplace(hand.seat, &hand).second) return invalid(seat + " is reported twice");
+    if (wagering.count(hand.seat) == 0) return invalid(seat() + " did not wager this round");
+    if (!reported.emplace(hand.seat, &hand).second) return invalid(seat() + " is reported twice");
     if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
-      return invalid(seat + ": report either the seat's cards or a keyed hand");
+      return invalid(seat() + ": report either the seat's cards or a keyed hand");
     }
     any_cards = any_cards || !hand.cards.empty();
   }
@@ -626,7 +682,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   std::map<std::uint32_t, std::vector<Card>> seat_cards;
   for (const auto& [seat, hand] : reported) {
     if (hand->keyed_hand) continue;
-    auto cards = parse_cards(hand->cards, "cards of seat " + std::to_string(seat));
+    auto cards = parse_seat_cards(hand->cards, seat);
     if (!cards) return invalid(cards.error().message);
     if (cards->size() != counts.seat_cards) {
       return invalid("seat " + std::to_string(seat) + " needs " +
@@ -651,7 +707,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     const RoundContext context{played.link->settings.suit_specific};
     for (const auto& wager : round->wagers[i]) {
       const SeatHandRequest& hand = *reported.at(wager.seat);
-      SeatOutcome outcome{wager.seat, std::nullopt, hand.keyed_hand.has_value(), ""};
+      SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), ""};
       if (hand.keyed_hand) {
         const auto event = hand_event_named(*hand.keyed_hand);
         if (!event || *event == HandEvent::must_hit_by) {
@@ -768,7 +824,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
             if (selected == *it->row) printed = row.options[option - 1];
           }
         }
-        award.amount = scaled_to_cent(printed, base, one_unit);
+        // "For 1" pays: per base wager the seat locked.
+        award.amount = scaled_to_cent(printed, *base.times(it->units), one_unit);
         if (award.amount > Money()) tray_pay(i, std::move(award));
       }
     }
@@ -783,12 +840,6 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
         tray_pay(
             i, Decided{i, other->seat, AwardKind::envy, 0, row.label, winner->seat, envy, {}, {}});
       }
-    }
-    // The Must-Hit-By hits of the lock: their awards were posted then, their payouts now.
-    for (const auto& hit : round->hits) {
-      if (hit.link_index != i) continue;
-      decided.push_back({i, hit.seat, AwardKind::must_hit_by, hit.level, "Must-Hit-By", 0,
-                         hit.amount, hit.award, PayoutId(++last_payout_id_)});
     }
   }
   // Payouts below the approval threshold are paid at once.
@@ -822,7 +873,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       payout.state = PayoutState::paid;
       payout.approvals_required = 0;
     } else if (link.settings.dual_approval_threshold &&
-               award.amount >= *link.settings.dual_approval_threshold) {
+               award.amount > *link.settings.dual_approval_threshold) {
       payout.approvals_required = 2;
     }
     created.push_back(std::move(payout));
@@ -862,6 +913,13 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       award_transfers_[award.payout.value()] = award.award;
       payouts_[award.payout.value()] = std::move(created[k]);
     }
+  }
+  // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
+  for (const auto& hit : round->hits) {
+    SeatResultView& result = results[{hit.seat, hit.link_index}];
+    result.awards.push_back(
+        {result.link, AwardKind::must_hit_by, hit.level, "Must-Hit-By", 0, hit.amount, hit.payout});
+    result.total = *result.total.plus(hit.amount);
   }
   // Highest seat first; a seat's links in configuration order.
   for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {

@@ -41,7 +41,7 @@ struct LinkSettings {
   bool must_hit_by_weighted_by_wager = false;
   // Payouts of at least this amount wait for a supervisor; smaller ones are paid at once.
   Money approval_threshold;
-  // Payouts of at least this amount need two different supervisors.
+  // Payouts above this amount need two different supervisors.
   std::optional<Money> dual_approval_threshold;
 };
 
