@@ -605,6 +605,8 @@ Result<std::vector<Card>, CardError> parse_seat_cards(const std::vector<std::str
   return cards;
 }
 
+const std::string kNoHand;
+
 std::optional<std::size_t> keyed_row(const Paytable& paytable, HandEvent event) {
   for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
     if (paytable.rows[row].hand == event) return row;
@@ -887,23 +889,30 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
 
   // From here on nothing can fail.
   SettleRoundAnswer answer{request.table, request.round, {}, {}};
-  std::map<std::pair<std::uint32_t, std::size_t>, SeatResultView> results;
-  for (std::size_t i = 0; i < table.links.size(); ++i) {
+  // One slot per (seat, link), filled for the wagering seats: seats are few (at most 20).
+  const std::size_t link_count = table.links.size();
+  std::vector<std::optional<SeatResultView>> results((table.settings.seats + 1) * link_count);
+  const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
+    return seat * link_count + link;
+  };
+  for (std::size_t i = 0; i < link_count; ++i) {
     const auto& played = table.links[i];
     const LinkId& link_id = played.link->settings.meters.id;
-    for (const SeatOutcome& outcome : outcomes[i]) {
-      const std::string hand = outcome.row ? played.paytable->rows[*outcome.row].label : "";
-      results[{outcome.seat, i}] = {outcome.seat, link_id, played.paytable->id, hand, outcome.keyed,
-                                    {},           Money()};
-      out.hands.push_back({round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand});
+    for (SeatOutcome& outcome : outcomes[i]) {
+      const std::string& hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
+      results[slot(outcome.seat, i)] = SeatResultView{
+          outcome.seat, link_id, played.paytable->id, hand, outcome.keyed, {}, Money()};
+      out.hands.push_back(
+          {round->key, outcome.seat, link_id, std::move(outcome.cards), outcome.keyed, hand});
     }
-    for (const Transfer& transfer : played.link->scratch)
+    for (const Transfer& transfer : played.link->scratch) {
       out.transfers.push_back({link_id, transfer});
+    }
     played.link->scratch.clear();
   }
   for (std::size_t k = 0; k < created.size(); ++k) {
     const Decided& award = decided[k];
-    SeatResultView& result = results[{award.seat, award.link_index}];
+    SeatResultView& result = *results[slot(award.seat, award.link_index)];
     result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
                              award.amount, award.payout});
     result.total = *result.total.plus(award.amount);
@@ -916,17 +925,16 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
   // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
   for (const auto& hit : round->hits) {
-    SeatResultView& result = results[{hit.seat, hit.link_index}];
+    SeatResultView& result = *results[slot(hit.seat, hit.link_index)];
     result.awards.push_back(
         {result.link, AwardKind::must_hit_by, hit.level, "Must-Hit-By", 0, hit.amount, hit.payout});
     result.total = *result.total.plus(hit.amount);
   }
   // Highest seat first; a seat's links in configuration order.
+  answer.results.reserve(outcomes.empty() ? 0 : outcomes[0].size() * link_count);
   for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
-    for (std::size_t i = 0; i < table.links.size(); ++i) {
-      if (auto it = results.find({seat, i}); it != results.end()) {
-        answer.results.push_back(std::move(it->second));
-      }
+    for (std::size_t i = 0; i < link_count; ++i) {
+      if (auto& result = results[slot(seat, i)]) answer.results.push_back(std::move(*result));
     }
   }
   answer.meters = meters_of_table(table);
