@@ -71,20 +71,6 @@ std::string cards_text(std::span<const Card> pocket, std::span<const Card> commu
 
 }  // namespace
 
-void Records::clear() {
-  transfers.clear();
-  rounds.clear();
-  wagers.clear();
-  hands.clear();
-  draws.clear();
-  payouts.clear();
-}
-
-bool Records::empty() const {
-  return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
-         payouts.empty();
-}
-
 struct Engine::LinkState {
   LinkSettings settings;
   Link link;

@@ -12,6 +12,7 @@
 #include "meters/ids.h"
 #include "meters/ledger.h"
 #include "meters/money.h"
+#include "meters/records.h"
 
 namespace jackpot {
 
@@ -135,8 +136,6 @@ struct LockWagersAnswer {
   friend bool operator==(const LockWagersAnswer&, const LockWagersAnswer&) = default;
 };
 
-enum class AwardKind : std::uint8_t { percent, fixed, dynamic, must_hit_by, envy };
-
 struct AwardView {
   LinkId link;
   AwardKind kind = AwardKind::fixed;
@@ -173,98 +172,6 @@ struct VoidRoundAnswer {
   Money reversed;
   std::vector<LevelMeterView> meters;
   friend bool operator==(const VoidRoundAnswer&, const VoidRoundAnswer&) = default;
-};
-
-// ---- Payouts -----------------------------------------------------------------------------
-
-enum class PayoutState : std::uint8_t { pending, paid, rejected };
-
-struct Payout {
-  PayoutId id;
-  TableId table;
-  RoundId round;
-  std::uint32_t seat = 0;
-  LinkId link;
-  AwardKind kind = AwardKind::fixed;
-  std::uint32_t level = 0;
-  std::string hand;
-  Money amount;  // Frozen at the hit; whole cents.
-  PayoutState state = PayoutState::pending;
-  std::uint32_t approvals_required = 0;  // 0 when paid at once (below the threshold).
-  std::vector<std::string> approved_by;
-  std::string rejected_reason;
-  TransferId award_transfer;  // The award or tray pay it pays.
-  std::int64_t created_us = 0;
-  friend bool operator==(const Payout&, const Payout&) = default;
-};
-
-// ---- Records: what each command created, for the storage layer to make durable ------------
-
-enum class RoundPhase : std::uint8_t { open, locked, settled, voided };
-
-struct RoundRecord {
-  std::uint64_t round_key = 0;  // Engine-wide; transfers' Origin::round.
-  TableId table;
-  RoundId round;
-  RoundPhase phase = RoundPhase::open;
-  std::int64_t time_us = 0;
-  std::string reason;  // For a void.
-};
-
-struct WagerRecord {
-  std::uint64_t round_key = 0;
-  std::uint32_t seat = 0;
-  LinkId link;
-  Money amount;
-  std::int64_t units = 0;
-};
-
-struct HandRecord {
-  std::uint64_t round_key = 0;
-  std::uint32_t seat = 0;
-  LinkId link;
-  std::string cards;  // As evaluated, e.g. "As Kd | 2c 3c 4c 5c 6c"; empty when keyed.
-  bool dealer_keyed = false;
-  std::string hand;  // The row's label, or empty.
-};
-
-enum class DrawKind : std::uint8_t {
-  must_hit_by_winner,
-  hidden_trigger,
-  dynamic_count,
-  dynamic_hand,
-  dynamic_option,
-};
-
-// Every random draw with its inputs and outcome.
-struct DrawRecord {
-  std::uint64_t id = 0;
-  std::uint64_t round_key = 0;
-  LinkId link;
-  std::uint32_t level = 0;
-  DrawKind kind = DrawKind::must_hit_by_winner;
-  std::string inputs;                    // e.g. "seats=[1,3,5] weights=uniform".
-  std::string outcome;                   // e.g. "seat=3".
-  std::optional<HiddenTrigger> trigger;  // For hidden_trigger: the point, salt, commitment.
-  std::int64_t time_us = 0;
-};
-
-struct TransferRecord {
-  LinkId link;
-  Transfer transfer;
-};
-
-// The records of one command; the caller clears it between commands it persists separately.
-struct Records {
-  std::vector<TransferRecord> transfers;
-  std::vector<RoundRecord> rounds;
-  std::vector<WagerRecord> wagers;
-  std::vector<HandRecord> hands;
-  std::vector<DrawRecord> draws;
-  std::vector<Payout> payouts;  // New payouts and payouts whose state changed.
-
-  void clear();
-  bool empty() const;
 };
 
 }  // namespace jackpot

@@ -1,0 +1,221 @@
+#include "storage/record_writer.h"
+
+#include <ctime>
+#include <optional>
+#include <pqxx/pqxx>
+#include <tuple>
+
+namespace jackpot::storage {
+namespace {
+
+std::optional<std::int64_t> positive_or_null(std::uint64_t value) {
+  if (value == 0) return std::nullopt;
+  return static_cast<std::int64_t>(value);
+}
+
+std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_hex(bytes); }
+
+void write_rounds(pqxx::work& tx, const Records& records) {
+  bool any_open = false;
+  for (const RoundRecord& round : records.rounds) any_open |= round.phase == RoundPhase::open;
+  if (any_open) {
+    pqxx::stream_to rows(tx, "rounds",
+                         std::vector<std::string>{"round_key", "table_id", "round_id"});
+    for (const RoundRecord& round : records.rounds) {
+      if (round.phase != RoundPhase::open) continue;
+      rows << std::make_tuple(static_cast<std::int64_t>(round.round_key), round.table.value(),
+                              static_cast<std::int64_t>(round.round.value()));
+    }
+    rows.complete();
+  }
+  if (records.rounds.empty()) return;
+  pqxx::stream_to events(tx, "round_events",
+                         std::vector<std::string>{"round_key", "phase", "at", "reason"});
+  for (const RoundRecord& round : records.rounds) {
+    events << std::make_tuple(static_cast<std::int64_t>(round.round_key),
+                              std::string(phase_name(round.phase)), timestamp_text(round.time_us),
+                              round.reason);
+  }
+  events.complete();
+}
+
+void write_wagers_and_hands(pqxx::work& tx, const Records& records) {
+  if (!records.wagers.empty()) {
+    pqxx::stream_to rows(
+        tx, "wagers",
+        std::vector<std::string>{"round_key", "seat", "link_id", "amount_micros", "units"});
+    for (const WagerRecord& wager : records.wagers) {
+      rows << std::make_tuple(static_cast<std::int64_t>(wager.round_key),
+                              static_cast<std::int64_t>(wager.seat), wager.link.value(),
+                              wager.amount.micros(), wager.units);
+    }
+    rows.complete();
+  }
+  if (!records.hands.empty()) {
+    pqxx::stream_to rows(
+        tx, "hands",
+        std::vector<std::string>{"round_key", "seat", "link_id", "cards", "dealer_keyed", "hand"});
+    for (const HandRecord& hand : records.hands) {
+      rows << std::make_tuple(static_cast<std::int64_t>(hand.round_key),
+                              static_cast<std::int64_t>(hand.seat), hand.link.value(), hand.cards,
+                              hand.dealer_keyed, hand.hand);
+    }
+    rows.complete();
+  }
+}
+
+void write_draws(pqxx::work& tx, const Records& records) {
+  if (records.draws.empty()) return;
+  pqxx::stream_to rows(tx, "draws",
+                       std::vector<std::string>{"draw_id", "round_key", "link_id", "level", "kind",
+                                                "inputs", "outcome", "trigger_point_micros",
+                                                "trigger_salt", "trigger_commitment", "drawn_at"});
+  for (const DrawRecord& draw : records.draws) {
+    std::optional<std::int64_t> point;
+    std::optional<std::string> salt;
+    std::optional<std::string> commitment;
+    if (draw.trigger) {
+      point = draw.trigger->point.micros();
+      salt = bytea_hex(draw.trigger->salt);
+      commitment = bytea_hex(draw.trigger->commitment);
+    }
+    rows << std::make_tuple(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
+                            draw.link.value(), static_cast<std::int64_t>(draw.level),
+                            std::string(draw_kind_name(draw.kind)), draw.inputs, draw.outcome,
+                            point, salt, commitment, timestamp_text(draw.time_us));
+  }
+  rows.complete();
+}
+
+void write_transfers(pqxx::work& tx, const Records& records) {
+  if (records.transfers.empty()) return;
+  pqxx::stream_to rows(
+      tx, "transfers",
+      std::vector<std::string>{"link_id", "transfer_id", "debit_kind", "debit_level", "credit_kind",
+                               "credit_level", "amount_micros", "kind", "round_key", "payout_id",
+                               "corrects"});
+  for (const TransferRecord& record : records.transfers) {
+    const Transfer& t = record.transfer;
+    rows << std::make_tuple(
+        record.link.value(), static_cast<std::int64_t>(t.id.value()),
+        std::string(to_string(t.debit.kind)), static_cast<std::int64_t>(t.debit.level),
+        std::string(to_string(t.credit.kind)), static_cast<std::int64_t>(t.credit.level),
+        t.amount.micros(), std::string(to_string(t.kind)), positive_or_null(t.origin.round),
+        positive_or_null(t.origin.payout), positive_or_null(t.corrects.value()));
+  }
+  rows.complete();
+}
+
+// A payout record is either a new payout or a change of state; its event says which.
+void write_payouts(pqxx::work& tx, const Records& records) {
+  for (const Payout& payout : records.payouts) {
+    tx.exec_params(
+        "INSERT INTO payouts (payout_id, table_id, round_id, seat, link_id, kind, level, hand, "
+        "amount_micros, approvals_required, award_transfer_id, created_at) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::timestamptz) "
+        "ON CONFLICT (payout_id) DO NOTHING",
+        static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
+        static_cast<std::int64_t>(payout.round.value()), static_cast<std::int64_t>(payout.seat),
+        payout.link.value(), std::string(award_kind_name(payout.kind)),
+        static_cast<std::int64_t>(payout.level), payout.hand, payout.amount.micros(),
+        static_cast<std::int64_t>(payout.approvals_required),
+        static_cast<std::int64_t>(payout.award_transfer.value()),
+        timestamp_text(payout.created_us));
+    std::string state = "pending";
+    std::string supervisor;
+    std::string reason;
+    if (payout.state == PayoutState::paid) state = "paid";
+    if (payout.state == PayoutState::rejected) {
+      state = "rejected";
+      reason = payout.rejected_reason;
+    }
+    if (payout.state == PayoutState::pending && !payout.approved_by.empty()) state = "approved";
+    if (!payout.approved_by.empty()) supervisor = payout.approved_by.back();
+    tx.exec_params(
+        "INSERT INTO payout_events (payout_id, seq, state, supervisor, reason) "
+        "SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4 FROM payout_events WHERE payout_id = $1",
+        static_cast<std::int64_t>(payout.id.value()), state, supervisor, reason);
+  }
+}
+
+}  // namespace
+
+std::string timestamp_text(std::int64_t unix_us) {
+  std::int64_t seconds = unix_us / 1'000'000;
+  std::int64_t micros = unix_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --seconds;
+  }
+  const auto time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&time, &utc);
+  char text[96];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(micros));
+  return text;
+}
+
+std::string_view phase_name(RoundPhase phase) {
+  switch (phase) {
+    case RoundPhase::open:
+      return "open";
+    case RoundPhase::locked:
+      return "locked";
+    case RoundPhase::settled:
+      return "settled";
+    case RoundPhase::voided:
+      return "voided";
+  }
+  return "unknown";
+}
+
+std::string_view award_kind_name(AwardKind kind) {
+  switch (kind) {
+    case AwardKind::percent:
+      return "percent";
+    case AwardKind::fixed:
+      return "fixed";
+    case AwardKind::dynamic:
+      return "dynamic";
+    case AwardKind::must_hit_by:
+      return "must_hit_by";
+    case AwardKind::envy:
+      return "envy";
+  }
+  return "unknown";
+}
+
+std::string_view draw_kind_name(DrawKind kind) {
+  switch (kind) {
+    case DrawKind::must_hit_by_winner:
+      return "must_hit_by_winner";
+    case DrawKind::hidden_trigger:
+      return "hidden_trigger";
+    case DrawKind::dynamic_count:
+      return "dynamic_count";
+    case DrawKind::dynamic_hand:
+      return "dynamic_hand";
+    case DrawKind::dynamic_option:
+      return "dynamic_option";
+  }
+  return "unknown";
+}
+
+void write_links(pqxx::work& tx, const std::vector<LinkRow>& links) {
+  for (const LinkRow& link : links) {
+    tx.exec_params("INSERT INTO links (link_id, levels) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                   link.link_id, static_cast<std::int64_t>(link.levels));
+  }
+}
+
+void write_records(pqxx::work& tx, const Records& records) {
+  write_rounds(tx, records);
+  write_wagers_and_hands(tx, records);
+  write_draws(tx, records);
+  write_transfers(tx, records);
+  write_payouts(tx, records);
+}
+
+}  // namespace jackpot::storage

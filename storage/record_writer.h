@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <pqxx/connection>
+#include <pqxx/transaction>
+#include <string>
+#include <vector>
+
+#include "meters/records.h"
+
+namespace jackpot::storage {
+
+// The links the engine runs, with their level counts; written once at start (existing rows are
+// kept, a link whose level count changed is refused by the caller's validation).
+struct LinkRow {
+  std::string link_id;
+  std::uint32_t levels = 0;
+};
+void write_links(pqxx::work& tx, const std::vector<LinkRow>& links);
+
+// Writes one batch of engine records in the caller's transaction: rounds and their phases,
+// wagers, hands, draws, transfers and payouts with their state changes. Rows are written in an
+// order that satisfies every foreign key; a constraint violation throws and the caller's
+// transaction rolls back as a whole.
+void write_records(pqxx::work& tx, const Records& records);
+
+// "2026-11-29 17:05:29.123456+00" for microseconds since the Unix epoch.
+std::string timestamp_text(std::int64_t unix_us);
+
+std::string_view phase_name(RoundPhase phase);
+std::string_view award_kind_name(AwardKind kind);
+std::string_view draw_kind_name(DrawKind kind);
+
+}  // namespace jackpot::storage

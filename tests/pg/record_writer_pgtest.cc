@@ -1,0 +1,242 @@
+// The engine's records written to a real PostgreSQL: after hundreds of commands the ledger in
+// SQL (the account_balances view over the transfers) equals the engine's to the micro, sums to
+// zero per link, and the schema refuses duplicates, edits and a payout paid twice.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <pqxx/pqxx>
+#include <random>
+
+#include "controller/engine.h"
+#include "controller/paytable_loader.h"
+#include "storage/migrations.h"
+#include "storage/record_writer.h"
+#include "tests/support/test_database.h"
+
+namespace jackpot {
+namespace {
+
+using testing::TestDatabase;
+
+class StepClock final : public Clock {
+ public:
+  std::int64_t now_us() override { return now_ += 1'000; }
+
+ private:
+  std::int64_t now_ = 1'800'000'000'000'000;
+};
+
+Money usd(const char* text) { return *Money::parse(text); }
+
+EngineConfig floor_config() {
+  EngineConfig config;
+  LinkSettings link;
+  link.meters.id = LinkId("pg-link");
+  LevelConfig royal;
+  royal.level = 1;
+  royal.name = "Royal Flush";
+  royal.seed = usd("1000.00");
+  royal.meter_rate_ppm = 150'000;
+  royal.reserve_rate_ppm = 25'000;
+  LevelConfig must_hit_by;
+  must_hit_by.level = 2;
+  must_hit_by.name = "Must-Hit-By $250";
+  must_hit_by.seed = usd("50.00");
+  must_hit_by.meter_rate_ppm = 100'000;
+  must_hit_by.must_hit_by = usd("250.00");
+  must_hit_by.trigger = TriggerMode::hidden_uniform;
+  link.meters.levels = {royal, must_hit_by};
+  link.approval_threshold = usd("100.00");
+  config.links.push_back(link);
+  for (const char* id : {"T1", "T2"}) {
+    TableSettings table;
+    table.id = TableId(id);
+    table.seats = 6;
+    table.links.push_back({LinkId("pg-link"), "PT-BJS-HUH-5CP-12", CommunitySource::board});
+    config.tables.push_back(table);
+  }
+  return config;
+}
+
+class RecordWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    connection_ = database_.connect();
+    storage::apply_migrations(*connection_);
+    auto paytables = std::move(load_paytables(embedded_paytables())).value();
+    Records created;
+    auto engine = Engine::create(floor_config(), std::move(paytables), clock_, random_, created);
+    ASSERT_TRUE(engine.ok());
+    engine_ = std::move(engine).value();
+    pqxx::work tx(*connection_);
+    storage::write_links(tx, {{"pg-link", 2}});
+    storage::write_records(tx, created);
+    tx.commit();
+  }
+
+  // Runs one command and writes its records in a transaction of their own.
+  template <typename Command>
+  auto run(Command command) {
+    Records records;
+    auto result = command(*engine_, records);
+    pqxx::work tx(*connection_);
+    storage::write_records(tx, records);
+    tx.commit();
+    last_ = std::move(records);
+    return result;
+  }
+
+  void play_rounds(int count) {
+    std::mt19937_64 shuffle(7);
+    std::vector<std::string> deck;
+    for (const char rank : std::string("23456789TJQKA")) {
+      for (const char suit : std::string("shdc")) deck.push_back({rank, suit});
+    }
+    std::map<std::string, std::uint64_t> next = {{"T1", 1}, {"T2", 1}};
+    for (int n = 0; n < count; ++n) {
+      const TableId table(n % 2 == 0 ? "T1" : "T2");
+      const RoundId round(next[table.value()]++);
+      ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.open_round({table, round}, r); }));
+      LockWagersRequest lock{table, round, {}};
+      for (std::uint32_t seat = 1; seat <= 6; ++seat) {
+        lock.wagers.push_back({seat, LinkId("pg-link"), 100 * (1 + seat % 3)});
+      }
+      ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.lock_wagers(lock, r); }));
+      const bool locked_must_hit_by = !last_.payouts.empty();
+      if (n % 9 == 4 && !locked_must_hit_by) {
+        ASSERT_TRUE(run([&](Engine& e, Records& r) {
+          return e.void_round({table, round, "misdeal"}, r);
+        }));
+        continue;
+      }
+      std::shuffle(deck.begin(), deck.end(), shuffle);
+      SettleRoundRequest settle{table, round, {}, {}, {}};
+      for (std::uint32_t seat = 1; seat <= 6; ++seat) {
+        if (n % 25 == 3 && seat == 4) {
+          settle.seats.push_back({seat, {}, std::string("ROYAL_FLUSH")});
+          continue;
+        }
+        settle.seats.push_back({seat, {deck[2 * seat], deck[2 * seat + 1]}, std::nullopt});
+      }
+      settle.board.assign(deck.begin() + 20, deck.begin() + 25);
+      const auto settled = run([&](Engine& e, Records& r) { return e.settle_round(settle, r); });
+      ASSERT_TRUE(settled.ok()) << settled.error().message;
+    }
+    // Supervisors settle what waits: approve the even payouts, reject the odd ones.
+    for (const Payout& pending : engine_->pending_payouts()) {
+      const auto done = run([&](Engine& e, Records& r) {
+        return pending.id.value() % 2 == 0
+                   ? e.approve_payout(pending.id, "supervisor/S1", r)
+                   : e.reject_payout(pending.id, "supervisor/S2", "camera review", r);
+      });
+      ASSERT_TRUE(done.ok()) << done.error().message;
+    }
+  }
+
+  std::int64_t sql_balance(const std::string& kind, std::uint32_t level) {
+    pqxx::read_transaction tx(*connection_);
+    const auto rows = tx.exec_params(
+        "SELECT balance_micros FROM account_balances WHERE link_id = 'pg-link' "
+        "AND account_kind = $1::account_kind AND level = $2",
+        kind, static_cast<std::int64_t>(level));
+    return rows.empty() ? 0 : rows[0][0].as<std::int64_t>();
+  }
+
+  StepClock clock_;
+  SplitMix64 random_{99};
+  TestDatabase database_;
+  std::unique_ptr<pqxx::connection> connection_;
+  std::unique_ptr<Engine> engine_;
+  Records last_;
+};
+
+TEST_F(RecordWriterTest, TheLedgerInSqlEqualsTheEngineToTheMicro) {
+  play_rounds(400);
+  ASSERT_FALSE(engine_->check_invariants().has_value());
+  const Link& link = *engine_->link(LinkId("pg-link"));
+  for (const auto& [account, balance] : link.ledger().balances()) {
+    EXPECT_EQ(sql_balance(std::string(to_string(account.kind)), account.level), balance.micros())
+        << to_string(account);
+  }
+  pqxx::read_transaction tx(*connection_);
+  EXPECT_EQ(tx.exec1("SELECT coalesce(sum(balance_micros), 0) FROM account_balances")[0]
+                .as<std::int64_t>(),
+            0);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM account_balances WHERE balance_micros < 0 AND "
+                     "account_kind IN ('meter', 'reserve', 'awards_payable', 'paid')")[0]
+                .as<int>(),
+            0);
+  // Every round opened once and ended once; nothing waits for a supervisor any more.
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM rounds")[0].as<int>(), 400);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM round_events WHERE phase IN ('settled', 'voided')")[0]
+                .as<int>(),
+            400);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM payouts p WHERE NOT EXISTS (SELECT 1 FROM "
+                     "payout_events e WHERE e.payout_id = p.payout_id AND e.state IN "
+                     "('paid', 'rejected'))")[0]
+                .as<int>(),
+            0);
+  EXPECT_GT(tx.exec1("SELECT count(*) FROM payout_events WHERE state = 'rejected'")[0].as<int>(),
+            0);
+  EXPECT_GT(tx.exec1("SELECT count(*) FROM draws WHERE kind = 'must_hit_by_winner'")[0].as<int>(),
+            0);
+}
+
+TEST_F(RecordWriterTest, HiddenTriggerCommitmentsVerifyFromTheDatabase) {
+  play_rounds(200);
+  pqxx::read_transaction tx(*connection_);
+  const auto rows = tx.exec(
+      "SELECT trigger_point_micros, encode(trigger_salt, 'hex'), "
+      "encode(trigger_commitment, 'hex') FROM draws WHERE kind = 'hidden_trigger'");
+  ASSERT_GT(rows.size(), 1u);
+  for (const auto& row : rows) {
+    const Money point = Money::from_micros(row[0].as<std::int64_t>());
+    const std::string salt_hex = row[1].as<std::string>();
+    TriggerSalt salt{};
+    for (std::size_t i = 0; i < salt.size(); ++i) {
+      salt[i] = static_cast<std::uint8_t>(std::stoi(salt_hex.substr(2 * i, 2), nullptr, 16));
+    }
+    EXPECT_EQ(to_hex(trigger_commitment(point, salt)), row[2].as<std::string>());
+  }
+}
+
+TEST_F(RecordWriterTest, TheSchemaRefusesDuplicatesEditsAndDoublePayment) {
+  const auto opened = run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T1"), RoundId(1)}, r);
+  });
+  ASSERT_TRUE(opened.ok());
+  LockWagersRequest lock{TableId("T1"), RoundId(1), {{1, LinkId("pg-link"), 500}}};
+  ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.lock_wagers(lock, r); }).ok());
+  const Records locked = last_;
+
+  const auto refused = [&](const std::function<void(pqxx::work&)>& change) {
+    try {
+      pqxx::work tx(*connection_);
+      change(tx);
+      tx.commit();
+    } catch (const pqxx::sql_error& error) {
+      return std::string(error.what());
+    }
+    return std::string("<accepted>");
+  };
+  // The same records twice: the whole batch rolls back on the duplicate transfer.
+  EXPECT_NE(refused([&](pqxx::work& tx) { storage::write_records(tx, locked); }), "<accepted>");
+  EXPECT_NE(refused([](pqxx::work& tx) {
+              tx.exec("UPDATE transfers SET amount_micros = 1");
+            }).find("append-only"),
+            std::string::npos);
+  EXPECT_NE(refused([](pqxx::work& tx) { tx.exec("DELETE FROM draws"); }).find("append-only"),
+            std::string::npos);
+  EXPECT_NE(refused([](pqxx::work& tx) {
+              tx.exec(
+                  "INSERT INTO transfers (link_id, transfer_id, debit_kind, debit_level, "
+                  "credit_kind, credit_level, amount_micros, kind) VALUES ('pg-link', 999999, "
+                  "'wagers', 0, 'meter', 1, -5, 'contribution')");
+            }).find("transfers_amount_micros_check"),
+            std::string::npos);
+  pqxx::read_transaction tx(*connection_);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM wagers")[0].as<int>(), 1);
+}
+
+}  // namespace
+}  // namespace jackpot
