@@ -162,8 +162,15 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   server->GetHealthCheckService()->SetServingStatus(true);
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 
-  storage::append_audit_event(*db, principal, "daemon.start",
-                              {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
+  try {
+    storage::append_audit_event(*db, principal, "daemon.start",
+                                {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
+  } catch (const std::exception& error) {
+    log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
+             "; not starting");
+    server->Shutdown();
+    return kExitStartupFailed;
+  }
   metrics.set_start_time_now();
   std::printf("jackpotd %s: serving gRPC on %s, metrics on %s\n", JACKPOTD_VERSION,
               grpc_address.c_str(),

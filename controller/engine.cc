@@ -49,10 +49,11 @@ std::string weights_text(const std::vector<std::uint32_t>& weights) {
   return join(std::vector<std::uint64_t>(weights.begin(), weights.end()));
 }
 
-// amount × numerator / denominator, floored to the cent (the tray pays whole cents).
-Money scaled_to_cent(Money amount, Money numerator, Money denominator) {
+// amount × numerator / denominator, floored to the cent (the tray pays whole cents); nothing
+// when it leaves the int64 range.
+std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator) {
   const auto scaled = amount.times_fraction_floor(numerator.micros(), denominator.micros());
-  JACKPOT_INVARIANT(scaled.ok(), "paytable amounts are far from the int64 range");
+  if (!scaled) return std::nullopt;
   return scaled->floor_to_cent();
 }
 
@@ -354,7 +355,8 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
       view.pays.push_back(
           {paytable.rows[row].label, option,
            scaled_to_cent(paytable.rows[row].options[option - 1], settings.meters.base_wager,
-                          Money::from_micros(Money::kMicrosPerUnit))});
+                          Money::from_micros(Money::kMicrosPerUnit))
+               .value_or(Money())});
     }
     answer.dynamic_pays.push_back(std::move(view));
   }
@@ -424,6 +426,10 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                      " is not a whole number of base wagers of " + base.to_string());
     }
     const std::int64_t units = micros->micros() / base.micros();
+    if (units > link.settings.max_wager_units) {
+      return invalid(seat() + ": the wager " + micros->to_string() + " is more than the link's " +
+                     std::to_string(link.settings.max_wager_units) + " base wagers");
+    }
     if (__builtin_add_overflow(units_per_link[index], units, &units_per_link[index])) {
       return invalid(seat() + ": the wagers overflow");
     }
@@ -746,12 +752,11 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     const Money base = link.settings.meters.base_wager;
     const Money one_unit = Money::from_micros(Money::kMicrosPerUnit);
     // Seats that hit 100% of each level, for the SPLIT policy.
-    std::map<std::uint32_t, std::vector<std::uint32_t>> full_hits;
+    std::map<std::uint32_t, std::vector<const SeatOutcome*>> full_hits;
     for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend(); ++it) {
       if (!it->row) continue;
       const PaytableRow& row = paytable.rows[*it->row];
-      if (row.kind == PayKind::percent && row.percent == 100)
-        full_hits[row.level].push_back(it->seat);
+      if (row.kind == PayKind::percent && row.percent == 100) full_hits[row.level].push_back(&*it);
     }
     std::set<std::uint32_t> split_done;
     // Highest seat first: "starting with the player farthest to the dealer's right".
@@ -777,7 +782,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           }
           for (std::size_t k = 0; k < group.size() && split->share > Money(); ++k) {
             Decided share = award;
-            share.seat = group[k];
+            share.seat = group[k]->seat;
+            share.hand = paytable.rows[*group[k]->row].label;  // Each seat's own hand.
             share.amount = split->share;
             share.payout = PayoutId(origins[k].payout);
             for (const Transfer& transfer : link.scratch) {
@@ -813,7 +819,13 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           }
         }
         // "For 1" pays: per base wager the seat locked.
-        award.amount = scaled_to_cent(printed, *base.times(it->units), one_unit);
+        const auto stake = base.times(it->units);
+        const auto amount = stake ? scaled_to_cent(printed, *stake, one_unit) : std::nullopt;
+        if (!amount) {
+          refused = LinkError::overflow;
+          break;
+        }
+        award.amount = *amount;
         if (award.amount > Money()) tray_pay(i, std::move(award));
       }
     }
@@ -822,7 +834,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       if (!winner->row) continue;
       const PaytableRow& row = paytable.rows[*winner->row];
       if (!row.envy || row.kind == PayKind::loss) continue;
-      const Money envy = scaled_to_cent(*row.envy, base, paytable.base_wager);
+      const Money envy = scaled_to_cent(*row.envy, base, paytable.base_wager).value_or(Money());
       for (auto other = outcomes[i].rbegin(); other != outcomes[i].rend() && !refused; ++other) {
         if (other->seat == winner->seat || envy == Money()) continue;
         tray_pay(
@@ -998,6 +1010,11 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
                                                      Records& out) {
   const auto it = payouts_.find(id.value());
   if (it == payouts_.end()) {
+    // Ids are handed out in order: a known id that is not pending was paid or rejected.
+    if (id.value() >= 1 && id.value() <= last_payout_id_) {
+      return failure(EngineError::payout_not_pending,
+                     "payout " + std::to_string(id.value()) + " was already paid or rejected");
+    }
     return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
   }
   Payout& payout = it->second;
@@ -1015,7 +1032,8 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
   LinkState& link = *find_link(payout.link);
   if (payout.approved_by.size() + 1 >= payout.approvals_required) {
     link.scratch.clear();
-    auto paid = link.link.pay_award(award_transfers_.at(id.value()), {0, id.value()}, link.scratch);
+    const Transfer& award = award_transfers_.at(id.value());
+    auto paid = link.link.pay_award(award, {award.origin.round, id.value()}, link.scratch);
     if (!paid) {
       return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
                                                       std::string(to_string(paid.error())));
@@ -1038,6 +1056,11 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
                                                     const std::string& reason, Records& out) {
   const auto it = payouts_.find(id.value());
   if (it == payouts_.end()) {
+    // Ids are handed out in order: a known id that is not pending was paid or rejected.
+    if (id.value() >= 1 && id.value() <= last_payout_id_) {
+      return failure(EngineError::payout_not_pending,
+                     "payout " + std::to_string(id.value()) + " was already paid or rejected");
+    }
     return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
   }
   Payout& payout = it->second;
@@ -1051,8 +1074,9 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
   }
   LinkState& link = *find_link(payout.link);
   link.scratch.clear();
-  auto returned =
-      link.link.reverse_award(award_transfers_.at(id.value()), {0, id.value()}, link.scratch);
+  auto returned = link.link.reverse_award(
+      award_transfers_.at(id.value()), {award_transfers_.at(id.value()).origin.round, id.value()},
+      link.scratch);
   if (!returned) {
     return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
                                                     std::string(to_string(returned.error())));

@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "meters/int128.h"
+
 namespace jackpot {
 namespace {
 
@@ -29,6 +31,9 @@ void check_link(const LinkSettings& link, std::vector<std::string>& problems) {
     std::uint64_t total = 0;
     for (const std::uint32_t weight : link.dynamic_count_weights) total += weight;
     if (total == 0) problems.push_back(link_name(link) + ": dynamic_count_weights are all zero");
+  }
+  if (link.max_wager_units == 0 || link.max_wager_units > 10'000) {
+    problems.push_back(link_name(link) + ": max_wager_units must be 1..10000");
   }
   if (link.approval_threshold.micros() < 0) {
     problems.push_back(link_name(link) + ": approval_threshold is negative");
@@ -73,6 +78,28 @@ void check_paytable_on_link(const std::string& where, const Paytable& paytable,
   }
 }
 
+// One round at a table of `seats` seats contributes at most seats × max units × rate to a
+// level; a Must-Hit-By level needs that much room between its reset value and its amount.
+void check_must_hit_by_room(const std::string& where, std::uint32_t seats, const LinkSettings& link,
+                            std::vector<std::string>& problems) {
+  for (const LevelConfig& level : link.meters.levels) {
+    if (!level.must_hit_by) continue;
+    const auto per_unit = link.meters.base_wager.times_ppm(level.meter_rate_ppm);
+    const auto seed = level.seed.times_ppm(link.meters.base_wager.micros());
+    const auto amount = level.must_hit_by->times_ppm(link.meters.base_wager.micros());
+    if (!per_unit || !seed || !amount) continue;  // Reported by the link's own checks.
+    const Int128 largest = Int128{per_unit->quotient.micros()} * seats * link.max_wager_units;
+    const Int128 room =
+        Int128{amount->quotient.micros()} - seed->quotient.micros() - Money::kMicrosPerCent;
+    if (largest >= room) {
+      problems.push_back(where + ": one round (" + std::to_string(seats) + " seats x " +
+                         std::to_string(link.max_wager_units) + " base wagers) can add more to " +
+                         "level " + std::to_string(level.level) + " than the room below its " +
+                         "Must-Hit-By amount; lower max_wager_units or the rate");
+    }
+  }
+}
+
 void check_table(const TableSettings& table,
                  const std::map<std::string, const LinkSettings*>& links,
                  const std::vector<Paytable>& paytables, std::vector<std::string>& problems) {
@@ -112,6 +139,7 @@ void check_table(const TableSettings& table,
                          std::string(to_string(table.game)) + " table with this community source");
     }
     check_paytable_on_link(where, *paytable, *link->second, problems);
+    check_must_hit_by_room(where, table.seats, *link->second, problems);
   }
 }
 

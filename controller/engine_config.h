@@ -39,6 +39,11 @@ struct LinkSettings {
   // The Must-Hit-By winner is drawn uniformly among the round's wagering seats, or weighted by
   // their wagers.
   bool must_hit_by_weighted_by_wager = false;
+  // The most base wagers one seat may lock on the link in one round. With the seats of the
+  // link's tables it bounds one round's contribution, which every Must-Hit-By level must have
+  // room for between its reset value and its amount (so a level hits at most once a round and
+  // its meter never passes the amount).
+  std::uint32_t max_wager_units = 100;
   // Payouts of at least this amount wait for a supervisor; smaller ones are paid at once.
   Money approval_threshold;
   // Payouts above this amount need two different supervisors.

@@ -197,6 +197,7 @@ class FloorChecker {
     link.dynamic_option_weights.assign(proto.dynamic_option_weights().begin(),
                                        proto.dynamic_option_weights().end());
     link.must_hit_by_weighted_by_wager = proto.must_hit_by_weighted_by_wager();
+    if (proto.max_wager_units() != 0) link.max_wager_units = proto.max_wager_units();
     if (const auto threshold = optional_amount(proto.approval_threshold(), Money(), owner,
                                                descriptor, "approval_threshold", tree, entry)) {
       link.approval_threshold = *threshold;

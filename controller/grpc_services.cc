@@ -211,7 +211,9 @@ class TableServiceImpl final : public pb::TableService::Service {
         pb::LinkStatusUpdate update;
         update.set_link_id(link.value());
         update.set_status(link_status(status));
-        update.set_reason(status == LinkStatus::open ? "open" : "closed by an operator");
+        update.set_reason(status == LinkStatus::open     ? "open"
+                          : status == LinkStatus::closed ? "closed by an operator"
+                                                         : "the controller cannot record changes");
         if (!writer->Write(update)) return Status::OK;
         sent[link.value()] = status;
       }

@@ -46,6 +46,8 @@ std::string_view to_string(LinkError error) {
       return "transfers of several rounds";
     case LinkError::not_an_award:
       return "not an award or tray pay";
+    case LinkError::must_hit_by_overrun:
+      return "the contribution would leave a Must-Hit-By meter past its trigger";
     case LinkError::foreign_transfer:
       return "the transfer is not of this link";
   }
@@ -74,6 +76,12 @@ std::optional<Money> Link::meter_cap(std::uint32_t level) const {
   const LevelRules& rules = levels_[level - 1].rules;
   if (rules.must_hit_by) return Money::from_micros(rules.must_hit_by->micros() - kOneCent.micros());
   return rules.ceiling;
+}
+
+std::optional<Money> Link::live_cap(std::uint32_t level) const {
+  const auto trigger = trigger_point(level);
+  if (!trigger) return levels_[level - 1].rules.ceiling;
+  return Money::from_micros(trigger->micros() - kOneCent.micros());
 }
 
 std::optional<Money> Link::trigger_point(std::uint32_t level) const {
@@ -162,6 +170,15 @@ Result<ContributionResult, LinkError> Link::contribute(std::int64_t units, Origi
       return fail(hit.error());
     }
     result.hits.push_back(std::move(hit).value());
+  }
+  // A round's contribution is bounded by configuration so that a reset level starts below its
+  // trigger; should it not be, refuse rather than leave a meter past its Must-Hit-By point.
+  for (std::uint32_t level = 1; level <= level_count(); ++level) {
+    const auto trigger = trigger_point(level);
+    if (trigger && meter(level) >= *trigger) {
+      for (auto& [replaced_level, hidden] : replaced) levels_[replaced_level - 1].hidden = hidden;
+      return fail(LinkError::must_hit_by_overrun);
+    }
   }
   return result;
 }
@@ -339,7 +356,7 @@ Result<Money, LinkError> Link::reverse_award(const Transfer& award, Origin origi
     if (levels_[level - 1].rules.must_hit_by) {
       // A returned Must-Hit-By award may not lift the meter to its amount: the excess waits in
       // the reserve for the next reset.
-      const Money cap = *meter_cap(level);
+      const Money cap = *live_cap(level);
       if (meter(level) > cap) {
         error = post(AccountRef::meter(level), AccountRef::reserve(level),
                      Money::from_micros(meter(level).micros() - cap.micros()),
@@ -391,7 +408,7 @@ Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delt
   }
   const auto seed_funding = AccountRef::link(AccountKind::seed_funding);
   if (delta > kZero) {
-    const auto cap = meter_cap(level);
+    const auto cap = live_cap(level);
     const auto raised = meter(level).plus(delta);
     if (!raised) return LinkError::overflow;
     if (cap && *raised > *cap) return LinkError::above_ceiling;
@@ -436,6 +453,10 @@ std::optional<std::string> Link::check_invariants() const {
     if (ceiling && meter(level) > *ceiling) {
       return "meter[" + std::to_string(level) + "] " + meter(level).to_string() +
              " is above its ceiling " + ceiling->to_string();
+    }
+    if (const auto trigger = trigger_point(level); trigger && meter(level) >= *trigger) {
+      return "meter[" + std::to_string(level) + "] " + meter(level).to_string() +
+             " reached its Must-Hit-By point " + trigger->to_string() + " without a hit";
     }
   }
   return std::nullopt;

@@ -33,6 +33,7 @@ enum class LinkError : std::uint8_t {
   mixed_rounds,          // reverse_round got transfers of several rounds.
   not_an_award,          // reverse_award/pay_award got something other than an award.
   foreign_transfer,      // The transfer names an account this link does not have.
+  must_hit_by_overrun,   // A contribution larger than a Must-Hit-By level has room for.
 };
 
 std::string_view to_string(LinkError error);
@@ -163,6 +164,9 @@ class Link {
   // The most the meter may show outside a contribution: the ceiling, or a cent below the
   // Must-Hit-By amount (a Must-Hit-By meter reaches its amount only through contributions).
   std::optional<Money> meter_cap(std::uint32_t level) const;
+  // The same while the level runs: the ceiling, or a cent below the trigger point in force
+  // (the hidden point, or the amount), for adjustments and returned awards.
+  std::optional<Money> live_cap(std::uint32_t level) const;
   std::optional<LinkError> post(AccountRef debit, AccountRef credit, Money amount,
                                 TransferKind kind, Origin origin, std::vector<Transfer>& out,
                                 TransferId corrects = TransferId());

@@ -467,7 +467,15 @@ std::optional<LinkError> model_reverse_round(Books& books, std::span<const Trans
 
 // A rejected payout: a meter award goes back to its meter (through the ceiling as usual), a tray
 // pay back to the tray.
-void model_reverse_award(const Rules& rules, Books& books, const Transfer& award) {
+// The most a running level's meter may show outside a contribution: its ceiling, or a cent
+// below the trigger point in force (the hidden point or the amount) (link.h live_cap).
+std::optional<i128> model_live_cap(const LevelModel& rule, const std::optional<i128>& trigger) {
+  if (trigger) return *trigger - kCent;
+  return rule.ceiling;
+}
+
+void model_reverse_award(const Rules& rules, Books& books, const Transfer& award,
+                         const std::optional<i128>& trigger) {
   const i128 amount = award.amount.micros();
   books.balances.awards_payable -= amount;
   if (award.kind == TransferKind::tray_pay) {
@@ -485,15 +493,15 @@ void model_reverse_award(const Rules& rules, Books& books, const Transfer& award
   // its reserve (money stays within the level).
   Balances& balances = books.balances;
   balances.meter[level] += amount;
-  const i128 excess = std::max(i128{0}, balances.meter[level] - *model_cap(rule));
+  const i128 excess = std::max(i128{0}, balances.meter[level] - *model_live_cap(rule, trigger));
   balances.meter[level] -= excess;
   balances.reserve[level] += excess;
 }
 
 // An operator's correction: from seed_funding up to the ceiling, or back to it.
 std::optional<LinkError> model_adjust(const Rules& rules, Books& books, std::uint32_t level,
-                                      i128 delta) {
-  const std::optional<i128> cap = model_cap(rules.level(level));
+                                      i128 delta, const std::optional<i128>& trigger) {
+  const std::optional<i128> cap = model_live_cap(rules.level(level), trigger);
   const i128 raised = books.balances.meter[level] + delta;
   if (delta > 0 && !fits64(raised)) return LinkError::overflow;
   if (delta > 0 && cap && raised > *cap) return LinkError::above_ceiling;
@@ -853,7 +861,9 @@ class LinkProperty {
     const Transfer award = pending_[index];
     const Origin origin = begin("reverse_award", static_cast<std::int64_t>(award.id.value()), 0);
     Books next = books_;
-    model_reverse_award(rules_, next, award);
+    model_reverse_award(
+        rules_, next, award,
+        award.kind == TransferKind::award ? triggers()[award.debit.level] : std::nullopt);
     const std::size_t mark = transfers_.size();
     const auto result = link_->reverse_award(award, origin, transfers_);
     if (!both_succeeded(result, std::nullopt, mark)) return;
@@ -901,7 +911,7 @@ class LinkProperty {
     const i128 delta = random_adjustment(level);
     const Origin origin = begin("adjust_meter", level, static_cast<std::int64_t>(delta));
     Books next = books_;
-    const auto refusal = model_adjust(rules_, next, level, delta);
+    const auto refusal = model_adjust(rules_, next, level, delta, triggers()[level]);
     if (refusal) ++stats_.adjustments_refused;
     const std::size_t mark = transfers_.size();
     const auto result =
