@@ -599,13 +599,6 @@ Result<std::vector<Card>, CardError> parse_seat_cards(const std::vector<std::str
 
 const std::string kNoHand;
 
-std::optional<std::size_t> keyed_row(const Paytable& paytable, HandEvent event) {
-  for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
-    if (paytable.rows[row].hand == event) return row;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundRequest& request,
@@ -708,7 +701,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           return invalid("seat " + std::to_string(wager.seat) + ": '" + *hand.keyed_hand +
                          "' is not a hand (e.g. ROYAL_FLUSH, FULL_HOUSE)");
         }
-        outcome.row = keyed_row(paytable, *event);
+        outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
       } else {
         const SeatCards cards{seat_cards.at(wager.seat), community};
         if (auto error = check_cards(paytable.rule, cards)) {

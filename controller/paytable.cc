@@ -142,6 +142,116 @@ HandFacts evaluate(GameRule rule, SeatCards cards) {
   return facts;
 }
 
+namespace {
+
+constexpr CategorySet set_of(std::initializer_list<Category> categories) {
+  unsigned set = 0;
+  for (const Category category : categories) set |= 1U << static_cast<unsigned>(category);
+  return static_cast<CategorySet>(set);
+}
+
+// What a hand of each category contains (a full house contains three of a kind, and so on).
+CategorySet contained(Category category) {
+  using C = Category;
+  switch (category) {
+    case C::royal_flush:
+      return set_of({C::royal_flush, C::straight_flush, C::flush, C::straight, C::high_card});
+    case C::straight_flush:
+      return set_of({C::straight_flush, C::flush, C::straight, C::high_card});
+    case C::four_of_a_kind:
+      return set_of({C::four_of_a_kind, C::three_of_a_kind, C::pair, C::high_card});
+    case C::full_house:
+      return set_of({C::full_house, C::three_of_a_kind, C::two_pair, C::pair, C::high_card});
+    case C::flush:
+      return set_of({C::flush, C::high_card});
+    case C::straight:
+      return set_of({C::straight, C::high_card});
+    case C::three_of_a_kind:
+      return set_of({C::three_of_a_kind, C::pair, C::high_card});
+    case C::two_pair:
+      return set_of({C::two_pair, C::pair, C::high_card});
+    case C::pair:
+      return set_of({C::pair, C::high_card});
+    case C::high_card:
+      return set_of({C::high_card});
+  }
+  return 0;
+}
+
+HandFacts made_of(Category category, unsigned royal_suits, unsigned run, unsigned suited) {
+  HandFacts facts;
+  facts.categories = contained(category);
+  facts.royal_suits = royal_suits;
+  facts.longest_run = run;
+  facts.max_suit_count = suited;
+  return facts;
+}
+
+}  // namespace
+
+HandFacts keyed_facts(HandEvent event, Suit suit) {
+  const unsigned any_suit =
+      1U << static_cast<unsigned>((static_cast<unsigned>(suit) + 1) % 4);  // Not the specific one.
+  const unsigned specific = 1U << static_cast<unsigned>(suit);
+  using C = Category;
+  HandFacts facts;
+  switch (event) {
+    case HandEvent::royal_flush:
+    case HandEvent::five_card_royal_flush:
+      return made_of(C::royal_flush, any_suit, 5, 5);
+    case HandEvent::royal_flush_suit_specific:
+      return made_of(C::royal_flush, specific, 5, 5);
+    case HandEvent::flopped_royal_flush:
+    case HandEvent::flopped_royal_flush_suit_specific: {
+      const unsigned suits = event == HandEvent::flopped_royal_flush ? any_suit : specific;
+      facts = made_of(C::royal_flush, suits, 5, 5);
+      facts.flopped_categories = facts.categories;
+      facts.flopped_royal_suits = suits;
+      return facts;
+    }
+    case HandEvent::flopped_straight_flush:
+      facts = made_of(C::straight_flush, 0, 5, 5);
+      facts.flopped_categories = facts.categories;
+      return facts;
+    case HandEvent::community_royal_flush:
+      facts = made_of(C::royal_flush, any_suit, 5, 5);
+      facts.community_royal = true;
+      return facts;
+    case HandEvent::straight_flush:
+    case HandEvent::straight_flush_run_5:
+      return made_of(C::straight_flush, 0, 5, 5);
+    case HandEvent::four_of_a_kind:
+      return made_of(C::four_of_a_kind, 0, 1, 1);
+    case HandEvent::full_house:
+      return made_of(C::full_house, 0, 1, 2);
+    case HandEvent::flush:
+    case HandEvent::flush_5:
+      return made_of(C::flush, 0, 1, 5);
+    case HandEvent::straight:
+      return made_of(C::straight, 0, 1, 2);
+    case HandEvent::three_of_a_kind:
+      return made_of(C::three_of_a_kind, 0, 1, 2);
+    case HandEvent::two_pair:
+      return made_of(C::two_pair, 0, 1, 2);
+    case HandEvent::straight_flush_run_7_or_9tjqka:
+    case HandEvent::straight_flush_run_7:
+      return made_of(C::straight_flush, 0, 7, 7);
+    case HandEvent::straight_flush_run_6:
+      return made_of(C::straight_flush, 0, 6, 6);
+    case HandEvent::straight_flush_run_4:
+      return made_of(C::high_card, 0, 4, 4);
+    case HandEvent::straight_flush_run_3:
+      return made_of(C::high_card, 0, 3, 3);
+    case HandEvent::flush_4:
+      return made_of(C::high_card, 0, 1, 4);
+    case HandEvent::straight_flush_run_1:
+      return made_of(C::high_card, 0, 1, 1);
+    case HandEvent::must_hit_by:
+      break;
+  }
+  return facts;
+}
+
 bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts,
                const RoundContext& context) {
   const unsigned suit_bit = 1U << static_cast<unsigned>(context.specific_suit);

@@ -115,6 +115,11 @@ struct HandFacts {
 // Evaluates validated cards (right counts, no duplicates) under the rule.
 HandFacts evaluate(GameRule rule, SeatCards cards);
 
+// The facts of a hand a dealer keyed in (tables without a card reader): the smallest hand that
+// is that event, so that it resolves like dealt cards would (a keyed royal on a paytable without
+// a Royal Flush row pays its Straight Flush row). `suit` is the link's suit-specific suit.
+HandFacts keyed_facts(HandEvent event, Suit suit);
+
 // Checks counts and duplicates across pocket and community cards; the message says what is wrong.
 std::optional<CardError> check_cards(GameRule rule, SeatCards cards);
 

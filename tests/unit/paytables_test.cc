@@ -123,6 +123,26 @@ TEST(Paytables, EveryRowIsReachedBySomeHand) {
   }
 }
 
+// A keyed hand resolves like dealt cards: to its own row, or where the paytable lacks that row,
+// to the row the cards would reach (a royal on 5CL-05 is its Straight Flush).
+TEST(Paytables, KeyedHandsResolveToTheirOwnRow) {
+  for (const Paytable& paytable : shipped()) {
+    for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+      const HandEvent event = paytable.rows[row].hand;
+      if (event == HandEvent::must_hit_by) continue;
+      EXPECT_EQ(resolve(paytable, keyed_facts(event, Suit::spades), RoundContext{}), row)
+          << paytable.id << " row " << row << " (" << paytable.rows[row].label << ")";
+    }
+  }
+  const auto paytables = shipped();
+  for (const Paytable& paytable : paytables) {
+    if (paytable.id != "PT-BJS-5CL-05") continue;
+    const auto row = resolve(paytable, keyed_facts(HandEvent::royal_flush, Suit::spades), {});
+    ASSERT_TRUE(row.has_value());
+    EXPECT_EQ(paytable.rows[*row].label, "Straight Flush");
+  }
+}
+
 TEST(Paytables, TheHandJustBelowTheLowestRowLoses) {
   for (const Paytable& paytable : shipped()) {
     const HandEvent lowest = paytable.rows.back().hand;
