@@ -323,14 +323,54 @@ Result<Money, LinkError> Link::reverse_round(std::span<const Transfer> round_tra
       return LinkError::overflow;
     }
   }
+  // What the round left in each level, by the account it sits in now: contributions in,
+  // overflows in from other levels, less overflows out. The void takes exactly that back; where
+  // a reset since moved the reserve into the meter (or the other way), from the level's other
+  // account, so that another table's jackpot in between never blocks a misdeal's void.
+  struct Left {
+    std::int64_t meter = 0;
+    std::int64_t reserve = 0;
+    TransferId first;  // The round's first transfer into the level, which the reversal names.
+  };
+  std::vector<Left> left(level_count() + 1);
+  for (const Transfer& transfer : round_transfers) {
+    const std::int64_t amount = transfer.amount.micros();
+    for (const auto& [account, sign] : {std::pair{transfer.credit, 1}, {transfer.debit, -1}}) {
+      if (account.kind != AccountKind::meter && account.kind != AccountKind::reserve) continue;
+      Left& level = left[account.level];
+      (account.kind == AccountKind::meter ? level.meter : level.reserve) += sign * amount;
+      if (sign > 0 && level.first.value() == 0) level.first = transfer.id;
+    }
+  }
+  struct Take {
+    std::uint32_t level;
+    Money from_meter;
+    Money from_reserve;
+  };
+  std::vector<Take> takes;
+  for (std::uint32_t level = 1; level <= level_count(); ++level) {
+    const std::int64_t total = left[level].meter + left[level].reserve;
+    if (total <= 0) continue;
+    const std::int64_t in_meter = meter(level).micros();
+    const std::int64_t in_reserve = reserve(level).micros();
+    std::int64_t from_reserve =
+        std::min(in_reserve, std::max<std::int64_t>(left[level].reserve, 0));
+    const std::int64_t from_meter = std::min(in_meter, total - from_reserve);
+    from_reserve = std::min(in_reserve, total - from_meter);
+    if (from_meter + from_reserve < total) return LinkError::insufficient_balance;
+    takes.push_back({level, Money::from_micros(from_meter), Money::from_micros(from_reserve)});
+  }
   const std::size_t mark = out.size();
-  for (auto it = round_transfers.rbegin(); it != round_transfers.rend(); ++it) {
-    const TransferKind kind = it->kind == TransferKind::contribution
-                                  ? TransferKind::contribution_reversal
-                                  : TransferKind::overflow_reversal;
-    if (auto error = post(it->credit, it->debit, it->amount, kind, origin, out, it->id)) {
-      ledger_.undo_since(out, mark);
-      return *error;
+  const auto wagers = AccountRef::link(AccountKind::wagers);
+  for (const Take& take : takes) {
+    for (const auto& [account, amount] : {std::pair{AccountRef::meter(take.level), take.from_meter},
+                                          {AccountRef::reserve(take.level), take.from_reserve}}) {
+      if (amount == kZero) continue;
+      if (auto error = post(account, wagers, amount, TransferKind::contribution_reversal, origin,
+                            out, left[take.level].first)) {
+        ledger_.undo_since(out, mark);
+        return *error;
+      }
     }
   }
   return Money::from_micros(reversed);

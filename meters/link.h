@@ -115,8 +115,10 @@ class Link {
   Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
                                        std::vector<Transfer>& out);
 
-  // Compensates every contribution and overflow of one round (a void), newest first. Returns the
-  // total contribution reversed.
+  // Takes back what one round's contributions (and their overflows) left in each level (a void),
+  // from the meter and reserve where it sits now: a reset since may have moved it between the
+  // two. Each compensating transfer names the round's first transfer into its level. Returns
+  // the total contribution reversed.
   Result<Money, LinkError> reverse_round(std::span<const Transfer> round_transfers, Origin origin,
                                          std::vector<Transfer>& out);
 

@@ -446,21 +446,40 @@ std::optional<LinkError> model_contribute(const Rules& rules, const Triggers& tr
   return std::nullopt;
 }
 
-// Reverses a round's contributions and overflows newest first, each an exact inverse posting.
-std::optional<LinkError> model_reverse_round(Books& books, std::span<const Transfer> round,
-                                             i128& contributed) {
-  for (auto it = round.rbegin(); it != round.rend(); ++it) {
-    if (auto error = model_post(books.balances, it->credit, it->debit, it->amount.micros())) {
-      return error;
-    }
-    const i128 amount = it->amount.micros();
-    if (it->kind == TransferKind::contribution) {
-      contributed += amount;
-      books.terms[it->credit.level].contributions -= amount;
-    } else if (it->credit.kind == AccountKind::meter) {  // Into another level's meter.
-      books.terms[it->debit.level].overflow_out -= amount;
-      books.terms[it->credit.level].overflow_in -= amount;
-    }
+// A void takes back what the round left in each level (contributions in, overflows in, less
+// overflows out), from the reserve first up to what the round put there, the rest from the
+// meter, and the reserve again if the meter falls short (link.h); refused when the level holds
+// less than that.
+std::optional<LinkError> model_reverse_round(const Rules& rules, Books& books,
+                                             std::span<const Transfer> round, i128& contributed) {
+  std::array<i128, kMaxLevels + 1> left_meter{};
+  std::array<i128, kMaxLevels + 1> left_reserve{};
+  for (const Transfer& t : round) {
+    const i128 amount = t.amount.micros();
+    if (t.kind == TransferKind::contribution) contributed += amount;
+    if (t.credit.kind == AccountKind::meter) left_meter[t.credit.level] += amount;
+    if (t.credit.kind == AccountKind::reserve) left_reserve[t.credit.level] += amount;
+    if (t.debit.kind == AccountKind::meter) left_meter[t.debit.level] -= amount;
+  }
+  Balances& balances = books.balances;
+  for (std::uint32_t level = 1; level <= rules.count(); ++level) {
+    const i128 total = left_meter[level] + left_reserve[level];
+    if (total <= 0) continue;
+    i128 from_reserve = std::min(balances.reserve[level], std::max(left_reserve[level], i128{0}));
+    const i128 from_meter = std::min(balances.meter[level], total - from_reserve);
+    from_reserve = std::min(balances.reserve[level], total - from_meter);
+    if (from_meter + from_reserve < total) return LinkError::insufficient_balance;
+  }
+  for (std::uint32_t level = 1; level <= rules.count(); ++level) {
+    const i128 total = left_meter[level] + left_reserve[level];
+    if (total <= 0) continue;
+    i128 from_reserve = std::min(balances.reserve[level], std::max(left_reserve[level], i128{0}));
+    const i128 from_meter = std::min(balances.meter[level], total - from_reserve);
+    from_reserve = std::min(balances.reserve[level], total - from_meter);
+    balances.meter[level] -= from_meter;
+    balances.reserve[level] -= from_reserve;
+    balances.wagers += total;
+    books.terms[level].contributions -= total;
   }
   return std::nullopt;
 }
@@ -841,7 +860,7 @@ class LinkProperty {
               static_cast<std::int64_t>(round.size()));
     Books next = books_;
     i128 contributed = 0;
-    const auto refusal = model_reverse_round(next, round, contributed);
+    const auto refusal = model_reverse_round(rules_, next, round, contributed);
     const std::size_t mark = transfers_.size();
     const auto result = link_->reverse_round(round, origin, transfers_);
     if (refusal) ++stats_.round_reversals_refused;
@@ -850,7 +869,7 @@ class LinkProperty {
       return "reverse_round returned " + result->to_string() + ", contributed " + show(contributed);
     });
     commit(next, mark, origin.round, kRoundReversalKinds, 0);
-    check_newest_first(round, mark);
+    check_round_reversal(round, mark);
     recent_rounds_.erase(recent_rounds_.begin() + static_cast<std::ptrdiff_t>(index));
     ++stats_.rounds_reversed;
   }
@@ -1242,6 +1261,7 @@ class LinkProperty {
             [&] { return std::string(to_string(t.kind)) + " with a wrong 'corrects'"; });
     if (corrected == 0 || corrected >= t.id.value()) return;
     const Transfer& original = transfers_[corrected - 1];
+    if (t.kind == TransferKind::contribution_reversal) return;  // check_round_reversal().
     TransferKind expected = TransferKind::contribution;
     if (t.kind == TransferKind::overflow_reversal) expected = TransferKind::overflow;
     if (t.kind == TransferKind::award_reversal) expected = TransferKind::award;
@@ -1254,13 +1274,19 @@ class LinkProperty {
             [&] { return "transfer " + std::to_string(t.id.value()) + " is no exact reversal"; });
   }
 
-  // The reversals of a round: one per transfer, newest first.
-  void check_newest_first(const std::vector<Transfer>& round, std::size_t mark) {
-    require(transfers_.size() - mark == round.size(),
-            [] { return std::string("reverse_round posted a different number of reversals"); });
-    for (std::size_t i = 0; i < round.size() && problem_.empty(); ++i) {
-      require(transfers_[mark + i].corrects == round[round.size() - 1 - i].id,
-              [] { return std::string("reverse_round did not reverse newest first"); });
+  // The reversals of a round: each takes from a level's meter or reserve back to the wagers and
+  // names the round's first transfer into that level.
+  void check_round_reversal(const std::vector<Transfer>& round, std::size_t mark) {
+    for (std::size_t i = mark; i < transfers_.size() && problem_.empty(); ++i) {
+      const Transfer& t = transfers_[i];
+      const auto first_into = std::find_if(round.begin(), round.end(), [&](const Transfer& r) {
+        return (r.credit.kind == AccountKind::meter || r.credit.kind == AccountKind::reserve) &&
+               r.credit.level == t.debit.level;
+      });
+      require(t.kind == TransferKind::contribution_reversal &&
+                  is_link_account(t.credit, AccountKind::wagers) && first_into != round.end() &&
+                  t.corrects == first_into->id,
+              [&] { return "transfer " + std::to_string(t.id.value()) + " is no round reversal"; });
     }
   }
 

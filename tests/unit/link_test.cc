@@ -332,7 +332,37 @@ TEST(Link, VoidReversesTheRoundExactly) {
   ASSERT_TRUE(reversed.ok()) << to_string(reversed.error());
   EXPECT_EQ(*reversed, dollars("0.555"));  // 3 × (0.15 + 0.025 + 0.01)
   EXPECT_EQ(fixture.link().ledger().balances(), before);
-  EXPECT_EQ(fixture.transfers().back().corrects, round.front().id);
+  // One reversal per account the round left money in, each naming the round's first transfer
+  // into its level.
+  const Transfer& last = fixture.transfers().back();
+  EXPECT_EQ(last.kind, TransferKind::contribution_reversal);
+  EXPECT_EQ(last.credit, AccountRef::link(AccountKind::wagers));
+  EXPECT_EQ(last.corrects, round[3].id);  // Level 2's contribution.
+  fixture.expect_reconciled();
+}
+
+// Another table's jackpot between a lock and its void released the reserve into the meter;
+// the void takes the round's reserve share from the meter instead (review finding).
+TEST(Link, VoidAfterAnotherTablesResetTakesFromWhereTheMoneyIsNow) {
+  LevelConfig capped = level_config(1, "1000.00", 10'000, 0);
+  capped.ceiling = dollars("1000.50");
+  Fixture fixture({capped});
+  const std::size_t first = fixture.transfers().size();
+  fixture.contribute(100, 1);  // +1.00: 0.50 fits, 0.50 overflows to the reserve.
+  const std::vector<Transfer> round(fixture.transfers().begin() + static_cast<long>(first),
+                                    fixture.transfers().end());
+  ASSERT_TRUE(
+      fixture.run([](Link& link, auto& out) {
+               return link.award_percent(1, 100, {2, 1}, out);
+             })
+          .ok());  // Meter: 1000.00 seed + 0.50 reserve; reserve 0.
+  ASSERT_EQ(fixture.link().reserve(1), Money());
+  const auto reversed = fixture.run([&](Link& link, auto& out) {
+    return link.reverse_round(round, {1, 0}, out);
+  });
+  ASSERT_TRUE(reversed.ok()) << to_string(reversed.error());
+  EXPECT_EQ(*reversed, dollars("1.00"));
+  EXPECT_EQ(fixture.link().meter(1), dollars("999.50"));
   fixture.expect_reconciled();
 }
 
