@@ -79,40 +79,6 @@ struct Engine::LinkState {
   std::vector<Transfer> scratch;  // Transfers of the command in progress.
 };
 
-struct Engine::RoundState {
-  struct SeatWager {
-    std::uint32_t seat = 0;
-    std::int64_t units = 0;
-  };
-  struct Hit {
-    std::size_t link_index = 0;
-    std::uint32_t level = 0;
-    std::uint32_t seat = 0;
-    Money amount;
-    Transfer award;
-    std::uint64_t draw_id = 0;
-    PayoutId payout;  // Created PENDING at the hit; shown with the seat's awards at settlement.
-  };
-
-  RoundId id;
-  std::uint64_t key = 0;
-  RoundPhase phase = RoundPhase::open;
-  // Per table link (parallel to TableState::links).
-  std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> dynamic;  // (row, option)
-  std::vector<std::vector<SeatWager>> wagers;                               // Ascending seats.
-  std::vector<std::vector<Transfer>> contributions;
-  std::vector<Hit> hits;
-
-  // The first answer to each request, for replays.
-  std::optional<OpenRoundAnswer> open_answer;
-  std::optional<LockWagersRequest> lock_request;
-  std::optional<LockWagersAnswer> lock_answer;
-  std::optional<SettleRoundRequest> settle_request;
-  std::optional<SettleRoundAnswer> settle_answer;
-  std::optional<VoidRoundRequest> void_request;
-  std::optional<VoidRoundAnswer> void_answer;
-};
-
 struct Engine::TableState {
   struct PlayedLink {
     LinkState* link = nullptr;
@@ -167,19 +133,95 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::create(
     engine->links_by_id_[settings.meters.id.value()] = state.get();
     engine->links_.push_back(std::move(state));
   }
-  for (const TableSettings& settings : engine->config_.tables) {
+  engine->add_tables();
+  return engine;
+}
+
+void Engine::add_tables() {
+  for (const TableSettings& settings : config_.tables) {
     auto table = std::make_unique<TableState>();
     table->settings = settings;
     for (const TableLinkSettings& played : settings.links) {
       const Paytable* paytable = nullptr;
-      for (const Paytable& candidate : engine->paytables_) {
+      for (const Paytable& candidate : paytables_) {
         if (candidate.id == played.paytable_id) paytable = &candidate;
       }
-      table->links.push_back({engine->find_link(played.link), paytable, played.community});
+      table->links.push_back({find_link(played.link), paytable, played.community});
     }
-    engine->tables_[settings.id.value()] = std::move(table);
+    tables_[settings.id.value()] = std::move(table);
   }
+}
+
+Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
+    EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+    const EngineSnapshot& snapshot) {
+  if (auto problems = validate(config, paytables); !problems.empty()) return problems;
+  std::unique_ptr<Engine> engine(
+      new Engine(std::move(config), std::move(paytables), clock, random));
+  const auto refuse = [](std::string problem) {
+    return std::vector<std::string>{"snapshot: " + std::move(problem)};
+  };
+  if (snapshot.links.size() != engine->config_.links.size()) return refuse("links differ");
+  for (std::size_t i = 0; i < snapshot.links.size(); ++i) {
+    const LinkSettings& settings = engine->config_.links[i];
+    const LinkSnapshot& saved = snapshot.links[i];
+    if (saved.id != settings.meters.id) return refuse("link '" + saved.id.value() + "' unknown");
+    auto link =
+        Link::restore(settings.meters, random, saved.balances, saved.next_transfer, saved.hidden);
+    if (!link) return link.error();
+    auto state =
+        std::make_unique<LinkState>(LinkState{settings, std::move(link).value(), saved.status, {}});
+    engine->links_by_id_[settings.meters.id.value()] = state.get();
+    engine->links_.push_back(std::move(state));
+  }
+  engine->add_tables();
+  if (snapshot.tables.size() != engine->config_.tables.size()) return refuse("tables differ");
+  for (const TableSnapshot& saved : snapshot.tables) {
+    const auto it = engine->tables_.find(saved.id.value());
+    if (it == engine->tables_.end()) return refuse("table '" + saved.id.value() + "' unknown");
+    TableState& table = *it->second;
+    for (const auto* round : {&saved.current, &saved.previous}) {
+      if (*round && ((*round)->dynamic.size() != table.links.size() ||
+                     (*round)->wagers.size() != table.links.size() ||
+                     (*round)->contributions.size() != table.links.size())) {
+        return refuse("a round of table '" + saved.id.value() + "' does not fit its links");
+      }
+    }
+    table.current = saved.current;
+    table.previous = saved.previous;
+  }
+  for (const PendingPayout& pending : snapshot.pending) {
+    if (engine->find_link(pending.payout.link) == nullptr) {
+      return refuse("payout " + std::to_string(pending.payout.id.value()) + " on no link");
+    }
+    engine->payouts_[pending.payout.id.value()] = pending.payout;
+    engine->award_transfers_[pending.payout.id.value()] = pending.award;
+  }
+  engine->last_round_key_ = snapshot.last_round_key;
+  engine->last_payout_id_ = snapshot.last_payout_id;
+  engine->last_draw_id_ = snapshot.last_draw_id;
+  if (auto broken = engine->check_invariants()) return refuse(*broken);
   return engine;
+}
+
+EngineSnapshot Engine::snapshot() const {
+  EngineSnapshot snapshot;
+  for (const auto& state : links_) {
+    snapshot.links.push_back({state->settings.meters.id, state->link.ledger().balances(),
+                              state->link.ledger().next_id(), state->link.hidden_triggers(),
+                              state->status});
+  }
+  for (const TableSettings& settings : config_.tables) {
+    const TableState& table = *tables_.at(settings.id.value());
+    snapshot.tables.push_back({settings.id, table.current, table.previous});
+  }
+  for (const auto& [id, payout] : payouts_) {
+    snapshot.pending.push_back({payout, award_transfers_.at(id)});
+  }
+  snapshot.last_round_key = last_round_key_;
+  snapshot.last_payout_id = last_payout_id_;
+  snapshot.last_draw_id = last_draw_id_;
+  return snapshot;
 }
 
 Engine::LinkState* Engine::find_link(const LinkId& id) {

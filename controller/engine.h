@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "controller/engine_config.h"
+#include "controller/engine_snapshot.h"
 #include "controller/engine_types.h"
 #include "controller/paytable.h"
 #include "meters/link.h"
@@ -23,8 +24,6 @@ class Clock {
   virtual std::int64_t now_us() = 0;
 };
 
-enum class LinkStatus : std::uint8_t { open, closed, unavailable };
-
 // The round engine: every table's rounds and every link's meters, driven one command at a time
 // by a single sequencer. Each command validates everything first and either refuses with a named
 // error, changing nothing, or succeeds and appends the records it created to `out`. Plain C++:
@@ -35,6 +34,14 @@ class Engine {
   static Result<std::unique_ptr<Engine>, std::vector<std::string>> create(
       EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
       Records& out);
+  // An engine as a snapshot (taken by snapshot(), or rebuilt from storage) describes it, on the
+  // same configuration. Refused when the snapshot does not fit the configuration or breaks an
+  // invariant.
+  static Result<std::unique_ptr<Engine>, std::vector<std::string>> restore(
+      EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+      const EngineSnapshot& snapshot);
+  EngineSnapshot snapshot() const;
+
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -71,13 +78,14 @@ class Engine {
  private:
   struct LinkState;
   struct TableState;
-  struct RoundState;
+  using RoundState = RoundSnapshot;
 
   Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
 
   Result<TableState*, EngineFailure> find_table(const TableId& id);
   LinkState* find_link(const LinkId& id);
   std::vector<LevelMeterView> meters_of_table(const TableState& table) const;
+  void add_tables();
   std::uint64_t next_draw_id() { return ++last_draw_id_; }
 
   EngineConfig config_;

@@ -25,6 +25,7 @@ struct HiddenTrigger {
   // in (range_above, range_up_to].
   Money range_above;
   Money range_up_to;
+  friend bool operator==(const HiddenTrigger&, const HiddenTrigger&) = default;
 };
 
 // Draws the point uniformly among the whole-cent amounts strictly above `reset_value` and at

@@ -72,6 +72,7 @@ struct Transfer {
   TransferKind kind = TransferKind::contribution;
   Origin origin;
   TransferId corrects;  // For a reversal, the transfer it compensates; 0 otherwise.
+  friend bool operator==(const Transfer&, const Transfer&) = default;
 };
 
 enum class PostError : std::uint8_t {

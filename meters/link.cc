@@ -72,6 +72,40 @@ Result<Link, std::vector<std::string>> Link::open(LinkConfig config, RandomSourc
   return link;
 }
 
+Result<Link, std::vector<std::string>> Link::restore(
+    LinkConfig config, RandomSource& random,
+    const std::vector<std::pair<AccountRef, Money>>& balances, TransferId next_transfer,
+    const std::vector<std::optional<HiddenTrigger>>& hidden) {
+  if (auto problems = validate(config); !problems.empty()) return problems;
+  Link link(std::move(config), random);
+  const std::string name = "link '" + link.config_.id.value() + "'";
+  if (hidden.size() != link.level_count()) {
+    return std::vector<std::string>{name + ": one hidden trigger entry per level expected"};
+  }
+  for (const auto& [account, amount] : balances) {
+    if (!link.ledger_.has(account)) {
+      return std::vector<std::string>{name + ": no account " + to_string(account)};
+    }
+  }
+  link.ledger_.restore(balances, next_transfer);
+  for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
+    const bool wants = link.levels_[level - 1].rules.trigger == TriggerMode::hidden_uniform;
+    if (wants != hidden[level - 1].has_value()) {
+      return std::vector<std::string>{name + " level " + std::to_string(level) +
+                                      ": hidden trigger " + (wants ? "missing" : "unexpected")};
+    }
+    link.levels_[level - 1].hidden = hidden[level - 1];
+  }
+  if (auto broken = link.check_invariants()) return std::vector<std::string>{name + ": " + *broken};
+  return link;
+}
+
+std::vector<std::optional<HiddenTrigger>> Link::hidden_triggers() const {
+  std::vector<std::optional<HiddenTrigger>> all;
+  for (const LevelState& state : levels_) all.push_back(state.hidden);
+  return all;
+}
+
 std::optional<Money> Link::meter_cap(std::uint32_t level) const {
   const LevelRules& rules = levels_[level - 1].rules;
   if (rules.must_hit_by) return Money::from_micros(rules.must_hit_by->micros() - kOneCent.micros());

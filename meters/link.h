@@ -81,6 +81,17 @@ class Link {
   static Result<Link, std::vector<std::string>> open(LinkConfig config, RandomSource& random,
                                                      std::vector<Transfer>& out);
 
+  // A link as storage recorded it: balances, the next transfer id and each level's hidden
+  // trigger (index level - 1). Refused when the configuration is invalid, a trigger is given
+  // for a level without a hidden trigger (or missing for one that has it), or the state breaks
+  // an invariant.
+  static Result<Link, std::vector<std::string>> restore(
+      LinkConfig config, RandomSource& random,
+      const std::vector<std::pair<AccountRef, Money>>& balances, TransferId next_transfer,
+      const std::vector<std::optional<HiddenTrigger>>& hidden);
+  // Each level's hidden trigger in force (index level - 1), for snapshots.
+  std::vector<std::optional<HiddenTrigger>> hidden_triggers() const;
+
   const LinkConfig& config() const { return config_; }
   const LevelRules& rules(std::uint32_t level) const { return levels_[level - 1].rules; }
   std::uint32_t level_count() const { return ledger_.levels(); }

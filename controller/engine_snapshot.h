@@ -1,0 +1,91 @@
+#pragma once
+
+// Everything the engine holds between commands, as plain data: what recovery rebuilds from
+// storage, and what a test compares. Engine::snapshot() takes it; Engine::restore() builds an
+// engine from it.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "controller/engine_types.h"
+#include "meters/hidden_trigger.h"
+#include "meters/ledger.h"
+
+namespace jackpot {
+
+enum class LinkStatus : std::uint8_t { open, closed, unavailable };
+
+struct LinkSnapshot {
+  LinkId id;
+  std::vector<std::pair<AccountRef, Money>> balances;
+  TransferId next_transfer;
+  std::vector<std::optional<HiddenTrigger>> hidden;  // Per level, 1..N at index 0..N-1.
+  LinkStatus status = LinkStatus::open;
+  friend bool operator==(const LinkSnapshot&, const LinkSnapshot&) = default;
+};
+
+// One round at a table, in any phase, with what replays need.
+struct RoundSnapshot {
+  struct SeatWager {
+    std::uint32_t seat = 0;
+    std::int64_t units = 0;
+    friend bool operator==(const SeatWager&, const SeatWager&) = default;
+  };
+  struct Hit {
+    std::size_t link_index = 0;
+    std::uint32_t level = 0;
+    std::uint32_t seat = 0;
+    Money amount;
+    Transfer award;
+    std::uint64_t draw_id = 0;
+    PayoutId payout;  // Created PENDING at the hit; shown with the seat's awards at settlement.
+    friend bool operator==(const Hit&, const Hit&) = default;
+  };
+
+  RoundId id;
+  std::uint64_t key = 0;
+  RoundPhase phase = RoundPhase::open;
+  // Per link of the table, in configuration order.
+  std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> dynamic;  // (row, option)
+  std::vector<std::vector<SeatWager>> wagers;                               // Ascending seats.
+  std::vector<std::vector<Transfer>> contributions;
+  std::vector<Hit> hits;
+
+  // The first answer to each request, for replays.
+  std::optional<OpenRoundAnswer> open_answer;
+  std::optional<LockWagersRequest> lock_request;
+  std::optional<LockWagersAnswer> lock_answer;
+  std::optional<SettleRoundRequest> settle_request;
+  std::optional<SettleRoundAnswer> settle_answer;
+  std::optional<VoidRoundRequest> void_request;
+  std::optional<VoidRoundAnswer> void_answer;
+  friend bool operator==(const RoundSnapshot&, const RoundSnapshot&) = default;
+};
+
+struct TableSnapshot {
+  TableId id;
+  std::optional<RoundSnapshot> current;   // The table's latest round.
+  std::optional<RoundSnapshot> previous;  // The one before, kept for replays.
+  friend bool operator==(const TableSnapshot&, const TableSnapshot&) = default;
+};
+
+struct PendingPayout {
+  Payout payout;
+  Transfer award;  // What paying or rejecting it moves.
+  friend bool operator==(const PendingPayout&, const PendingPayout&) = default;
+};
+
+struct EngineSnapshot {
+  std::vector<LinkSnapshot> links;     // In configuration order.
+  std::vector<TableSnapshot> tables;   // In configuration order.
+  std::vector<PendingPayout> pending;  // By payout id.
+  std::uint64_t last_round_key = 0;
+  std::uint64_t last_payout_id = 0;
+  std::uint64_t last_draw_id = 0;
+  friend bool operator==(const EngineSnapshot&, const EngineSnapshot&) = default;
+};
+
+}  // namespace jackpot
