@@ -1,0 +1,260 @@
+#include "controller/engine_codec.h"
+
+#include <type_traits>
+
+namespace jackpot {
+namespace {
+
+constexpr char kVersion = 1;
+
+// Each message lists its members once; the writer and the reader walk the same list.
+template <typename A>
+void fields(A& a, LevelMeterView& v) {
+  a(v.link, v.level, v.name, v.meter, v.must_hit_by, v.ceiling);
+}
+template <typename A>
+void fields(A& a, DynamicPayView& v) {
+  a(v.hand, v.option, v.amount);
+}
+template <typename A>
+void fields(A& a, DynamicSelectionView& v) {
+  a(v.link, v.paytable_id, v.pays);
+}
+template <typename A>
+void fields(A& a, OpenRoundRequest& v) {
+  a(v.table, v.round);
+}
+template <typename A>
+void fields(A& a, OpenRoundAnswer& v) {
+  a(v.table, v.round, v.dynamic_pays);
+}
+template <typename A>
+void fields(A& a, WagerRequest& v) {
+  a(v.seat, v.link, v.amount_cents);
+}
+template <typename A>
+void fields(A& a, LockWagersRequest& v) {
+  a(v.table, v.round, v.wagers);
+}
+template <typename A>
+void fields(A& a, MustHitByHitView& v) {
+  a(v.link, v.level, v.seat, v.amount, v.draw_id);
+}
+template <typename A>
+void fields(A& a, LockWagersAnswer& v) {
+  a(v.table, v.round, v.meters, v.must_hit_by_hits);
+}
+template <typename A>
+void fields(A& a, SeatHandRequest& v) {
+  a(v.seat, v.cards, v.keyed_hand);
+}
+template <typename A>
+void fields(A& a, SettleRoundRequest& v) {
+  a(v.table, v.round, v.seats, v.board, v.link_cards);
+}
+template <typename A>
+void fields(A& a, AwardView& v) {
+  a(v.link, v.kind, v.level, v.hand, v.from_seat, v.amount, v.payout);
+}
+template <typename A>
+void fields(A& a, SeatResultView& v) {
+  a(v.seat, v.link, v.paytable_id, v.hand, v.dealer_keyed, v.awards, v.total);
+}
+template <typename A>
+void fields(A& a, SettleRoundAnswer& v) {
+  a(v.table, v.round, v.results, v.meters);
+}
+template <typename A>
+void fields(A& a, VoidRoundRequest& v) {
+  a(v.table, v.round, v.reason);
+}
+template <typename A>
+void fields(A& a, VoidRoundAnswer& v) {
+  a(v.table, v.round, v.reversed, v.meters);
+}
+
+class Writer {
+ public:
+  std::string bytes{kVersion};
+
+  template <typename... T>
+  void operator()(T&... values) {
+    (put(values), ...);
+  }
+
+ private:
+  void varint(std::uint64_t value) {
+    while (value >= 0x80) {
+      bytes.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      value >>= 7;
+    }
+    bytes.push_back(static_cast<char>(value));
+  }
+  void put(std::uint64_t value) { varint(value); }
+  void put(std::uint32_t value) { varint(value); }
+  void put(std::int64_t value) {  // Zig-zag, so that small negative numbers stay short.
+    varint((static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63));
+  }
+  void put(bool value) { varint(value ? 1 : 0); }
+  void put(std::string& value) {
+    varint(value.size());
+    bytes += value;
+  }
+  void put(Money value) { put(value.micros()); }
+  template <typename Tag, typename T>
+  void put(StrongId<Tag, T>& value) {
+    T copy = value.value();
+    put(copy);
+  }
+  template <typename E>
+  requires std::is_enum_v<E>
+  void put(E value) { varint(static_cast<std::uint64_t>(value)); }
+  template <typename T>
+  void put(std::optional<T>& value) {
+    put(value.has_value());
+    if (value) put(*value);
+  }
+  template <typename T>
+  void put(std::vector<T>& values) {
+    varint(values.size());
+    for (T& value : values) put(value);
+  }
+  template <typename T>
+  requires std::is_class_v<T>
+  void put(T& message) { fields(*this, message); }
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool ok() const { return ok_; }
+  bool at_end() const { return next_ == bytes_.size(); }
+
+  template <typename... T>
+  void operator()(T&... values) {
+    (get(values), ...);
+  }
+
+ private:
+  std::uint64_t varint() {
+    std::uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (next_ >= bytes_.size()) return fail();
+      const auto byte = static_cast<std::uint8_t>(bytes_[next_++]);
+      value |= std::uint64_t{byte & 0x7fU} << shift;
+      if ((byte & 0x80U) == 0) return value;
+    }
+    return fail();
+  }
+  std::uint64_t fail() {
+    ok_ = false;
+    next_ = bytes_.size();
+    return 0;
+  }
+  void get(std::uint64_t& value) { value = varint(); }
+  void get(std::uint32_t& value) {
+    const std::uint64_t wide = varint();
+    if (wide > 0xffffffffU) fail();
+    value = static_cast<std::uint32_t>(wide);
+  }
+  void get(std::int64_t& value) {
+    const std::uint64_t zigzag = varint();
+    value = static_cast<std::int64_t>(zigzag >> 1) ^ -static_cast<std::int64_t>(zigzag & 1);
+  }
+  void get(bool& value) { value = varint() != 0; }
+  void get(std::string& value) {
+    const std::uint64_t size = varint();
+    if (size > bytes_.size() - next_) {
+      fail();
+      return;
+    }
+    value.assign(bytes_.substr(next_, size));
+    next_ += size;
+  }
+  void get(Money& value) {
+    std::int64_t micros = 0;
+    get(micros);
+    value = Money::from_micros(micros);
+  }
+  template <typename Tag, typename T>
+  void get(StrongId<Tag, T>& value) {
+    T raw{};
+    get(raw);
+    value = StrongId<Tag, T>(std::move(raw));
+  }
+  template <typename E>
+  requires std::is_enum_v<E>
+  void get(E& value) { value = static_cast<E>(varint()); }
+  template <typename T>
+  void get(std::optional<T>& value) {
+    bool present = false;
+    get(present);
+    value.reset();
+    if (!present) return;
+    T inner{};
+    get(inner);
+    value = std::move(inner);
+  }
+  template <typename T>
+  void get(std::vector<T>& values) {
+    const std::uint64_t count = varint();
+    values.clear();
+    // Every element takes at least one byte: a count beyond the input is corrupt.
+    if (count > bytes_.size() - next_) {
+      fail();
+      return;
+    }
+    for (std::uint64_t i = 0; i < count && ok_; ++i) {
+      T value{};
+      get(value);
+      values.push_back(std::move(value));
+    }
+  }
+  template <typename T>
+  requires std::is_class_v<T>
+  void get(T& message) { fields(*this, message); }
+
+  std::string_view bytes_;
+  std::size_t next_ = 1;  // After the version byte.
+  bool ok_ = true;
+};
+
+template <typename T>
+std::string encode_any(const T& value) {
+  Writer writer;
+  T copy = value;
+  fields(writer, copy);
+  return std::move(writer.bytes);
+}
+
+}  // namespace
+
+std::string encode(const OpenRoundRequest& value) { return encode_any(value); }
+std::string encode(const OpenRoundAnswer& value) { return encode_any(value); }
+std::string encode(const LockWagersRequest& value) { return encode_any(value); }
+std::string encode(const LockWagersAnswer& value) { return encode_any(value); }
+std::string encode(const SettleRoundRequest& value) { return encode_any(value); }
+std::string encode(const SettleRoundAnswer& value) { return encode_any(value); }
+std::string encode(const VoidRoundRequest& value) { return encode_any(value); }
+std::string encode(const VoidRoundAnswer& value) { return encode_any(value); }
+
+template <typename T>
+std::optional<T> decode(std::string_view bytes) {
+  if (bytes.empty() || bytes.front() != kVersion) return std::nullopt;
+  Reader reader(bytes);
+  T value{};
+  fields(reader, value);
+  if (!reader.ok() || !reader.at_end()) return std::nullopt;
+  return value;
+}
+
+template std::optional<OpenRoundRequest> decode(std::string_view);
+template std::optional<OpenRoundAnswer> decode(std::string_view);
+template std::optional<LockWagersRequest> decode(std::string_view);
+template std::optional<LockWagersAnswer> decode(std::string_view);
+template std::optional<SettleRoundRequest> decode(std::string_view);
+template std::optional<SettleRoundAnswer> decode(std::string_view);
+template std::optional<VoidRoundRequest> decode(std::string_view);
+template std::optional<VoidRoundAnswer> decode(std::string_view);
+
+}  // namespace jackpot

@@ -1,0 +1,28 @@
+#pragma once
+
+// A compact, versioned binary form of the engine's requests and answers, so that storage can keep
+// the first answer to every command and a replay after a restart returns it unchanged.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "controller/engine_types.h"
+
+namespace jackpot {
+
+// Each encode() starts with a format version byte; decode() refuses any other version, a
+// truncated or over-long input, and returns nothing then.
+std::string encode(const OpenRoundRequest& value);
+std::string encode(const OpenRoundAnswer& value);
+std::string encode(const LockWagersRequest& value);
+std::string encode(const LockWagersAnswer& value);
+std::string encode(const SettleRoundRequest& value);
+std::string encode(const SettleRoundAnswer& value);
+std::string encode(const VoidRoundRequest& value);
+std::string encode(const VoidRoundAnswer& value);
+
+template <typename T>
+std::optional<T> decode(std::string_view bytes);
+
+}  // namespace jackpot

@@ -1,0 +1,76 @@
+#include "controller/engine_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "meters/random.h"
+
+namespace jackpot {
+namespace {
+
+Money usd(const char* text) { return *Money::parse(text); }
+
+SettleRoundAnswer a_settlement() {
+  SettleRoundAnswer answer{TableId("HUH-1"), RoundId(42), {}, {}};
+  SeatResultView seat{6, LinkId("huh-royal"), "PT-BJS-HUH-5CP-12", "Royal Flush", false, {}, {}};
+  seat.awards.push_back(
+      {LinkId("huh-royal"), AwardKind::percent, 1, "Royal Flush", 0, usd("12345.67"), PayoutId(9)});
+  seat.awards.push_back(
+      {LinkId("huh-royal"), AwardKind::envy, 0, "Royal Flush", 2, usd("-0.01"), PayoutId(10)});
+  seat.total = usd("12345.66");
+  answer.results.push_back(seat);
+  answer.results.push_back({2, LinkId("huh-royal"), "PT-BJS-HUH-5CP-12", "", true, {}, {}});
+  answer.meters.push_back(
+      {LinkId("huh-royal"), 1, "Royal Flush", usd("1000.000001"), std::nullopt, usd("50000.00")});
+  answer.meters.push_back(
+      {LinkId("huh-royal"), 2, "Must-Hit-By $250", usd("50.00"), usd("250.00"), std::nullopt});
+  return answer;
+}
+
+TEST(EngineCodec, EveryMessageRoundTrips) {
+  const SettleRoundAnswer settle = a_settlement();
+  EXPECT_EQ(decode<SettleRoundAnswer>(encode(settle)), settle);
+  const SettleRoundRequest request{TableId("HUH-1"),
+                                   RoundId(42),
+                                   {{6, {"As", "Ks"}, std::nullopt}, {2, {}, "FULL_HOUSE"}},
+                                   {"Qs", "Js", "Ts", "2d", "3c"},
+                                   {}};
+  EXPECT_EQ(decode<SettleRoundRequest>(encode(request)), request);
+  const OpenRoundAnswer open{
+      TableId("T"), RoundId(1), {{LinkId("L"), "D01", {{"Flush", 3, usd("4.00")}}}}};
+  EXPECT_EQ(decode<OpenRoundAnswer>(encode(open)), open);
+  const LockWagersRequest lock{
+      TableId("T"), RoundId(std::uint64_t{1} << 62), {{1, LinkId("L"), 100}, {6, LinkId("L"), -5}}};
+  EXPECT_EQ(decode<LockWagersRequest>(encode(lock)), lock);
+  const LockWagersAnswer locked{
+      TableId("T"), RoundId(1), settle.meters, {{LinkId("L"), 2, 4, usd("250.00"), 77}}};
+  EXPECT_EQ(decode<LockWagersAnswer>(encode(locked)), locked);
+  const VoidRoundAnswer voided{TableId("T"), RoundId(1), usd("3.50"), settle.meters};
+  EXPECT_EQ(decode<VoidRoundAnswer>(encode(voided)), voided);
+  const VoidRoundRequest void_request{TableId("T"), RoundId(1), "misdeal"};
+  EXPECT_EQ(decode<VoidRoundRequest>(encode(void_request)), void_request);
+  const OpenRoundRequest open_request{TableId("T"), RoundId(0)};
+  EXPECT_EQ(decode<OpenRoundRequest>(encode(open_request)), open_request);
+}
+
+TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {
+  const std::string bytes = encode(a_settlement());
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    EXPECT_FALSE(decode<SettleRoundAnswer>(bytes.substr(0, length))) << "length " << length;
+  }
+  EXPECT_FALSE(decode<SettleRoundAnswer>(bytes + "x"));
+  std::string other_version = bytes;
+  other_version[0] = 2;
+  EXPECT_FALSE(decode<SettleRoundAnswer>(other_version));
+  // Random bytes never crash the decoder (they decode to something or to nothing).
+  SplitMix64 random(8);
+  for (int i = 0; i < 20'000; ++i) {
+    std::string noise(1 + uniform_below(random, 64), '\0');
+    for (char& c : noise) c = static_cast<char>(random.next_u64());
+    noise[0] = 1;
+    (void)decode<SettleRoundAnswer>(noise);
+    (void)decode<LockWagersRequest>(noise);
+  }
+}
+
+}  // namespace
+}  // namespace jackpot
