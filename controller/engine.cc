@@ -4,6 +4,7 @@
 #include <numeric>
 #include <set>
 
+#include "controller/engine_codec.h"
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -275,10 +276,12 @@ LinkStatus Engine::link_status(const LinkId& id) const {
   return it == links_by_id_.end() ? LinkStatus::unavailable : it->second->status;
 }
 
-Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, LinkStatus status) {
+Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, LinkStatus status,
+                                                          Records& out) {
   LinkState* state = find_link(id);
   if (state == nullptr) return failure(EngineError::unknown_link, "no link '" + id.value() + "'");
   state->status = status;
+  out.link_statuses.push_back({id, status, clock_.now_us()});
   return status;
 }
 
@@ -403,6 +406,13 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
     answer.dynamic_pays.push_back(std::move(view));
   }
   round.open_answer = answer;
+  out.answers.push_back({round.key, CommandKind::open, encode(request), encode(answer)});
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    for (const auto& [row, option] : round.dynamic[i]) {
+      out.dynamic_pays.push_back({round.key, table.links[i].link->settings.meters.id,
+                                  static_cast<std::uint32_t>(row), option});
+    }
+  }
   out.rounds.push_back({round.key, request.table, request.round, RoundPhase::open, now, ""});
   if (table.current) table.previous = std::move(table.current);
   table.current = std::move(round);
@@ -578,6 +588,8 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
         payouts_[payout_id.value()] = payout;
       }
       round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
+      out.hits.push_back(
+          {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
       answer.must_hit_by_hits.push_back(
           {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
     }
@@ -588,6 +600,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   answer.meters = meters_of_table(table);
   round->lock_request = request;
   round->lock_answer = answer;
+  out.answers.push_back({round->key, CommandKind::lock, encode(request), encode(answer)});
   out.rounds.push_back({round->key, request.table, request.round, RoundPhase::locked, now, ""});
   return answer;
 }
@@ -974,6 +987,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   round->phase = RoundPhase::settled;
   round->settle_request = request;
   round->settle_answer = answer;
+  out.answers.push_back({round->key, CommandKind::settle, encode(request), encode(answer)});
   out.rounds.push_back({round->key, request.table, request.round, RoundPhase::settled, now, ""});
   return answer;
 }
@@ -1034,6 +1048,7 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   round->phase = RoundPhase::voided;
   round->void_request = request;
   round->void_answer = answer;
+  out.answers.push_back({round->key, CommandKind::void_round, encode(request), encode(answer)});
   out.rounds.push_back(
       {round->key, request.table, request.round, RoundPhase::voided, now, request.reason});
   return answer;

@@ -60,7 +60,8 @@ class Engine {
   Result<Payout, EngineFailure> reject_payout(PayoutId payout, const std::string& supervisor,
                                               const std::string& reason, Records& out);
 
-  Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status);
+  Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status,
+                                                    Records& out);
   LinkStatus link_status(const LinkId& link) const;
 
   // Every level of the given links (all links when empty), in configuration order.

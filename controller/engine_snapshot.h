@@ -16,8 +16,6 @@
 
 namespace jackpot {
 
-enum class LinkStatus : std::uint8_t { open, closed, unavailable };
-
 struct LinkSnapshot {
   LinkId id;
   std::vector<std::pair<AccountRef, Money>> balances;

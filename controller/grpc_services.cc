@@ -258,8 +258,8 @@ class AdminServiceImpl final : public pb::AdminService::Service {
     }
     const LinkStatus wanted =
         request->status() == pb::LINK_STATUS_OPEN ? LinkStatus::open : LinkStatus::closed;
-    const auto changed = host_.change_status([&](Engine& engine, Records&) {
-      return engine.set_link_status(LinkId(request->link_id()), wanted);
+    const auto changed = host_.change_status([&](Engine& engine, Records& records) {
+      return engine.set_link_status(LinkId(request->link_id()), wanted, records);
     });
     if (!changed) return to_status(changed.error());
     response->set_link_id(request->link_id());

@@ -97,6 +97,44 @@ struct TransferRecord {
   Transfer transfer;
 };
 
+enum class CommandKind : std::uint8_t { open, lock, settle, void_round };
+
+// The first request and answer of a command, encoded (controller/engine_codec.h), for replays.
+struct AnswerRecord {
+  std::uint64_t round_key = 0;
+  CommandKind command = CommandKind::open;
+  std::string request;
+  std::string answer;
+};
+
+// One boosted hand of a round's Dynamic Pay selection: the paytable row and the option, 1..10.
+struct DynamicPayRecord {
+  std::uint64_t round_key = 0;
+  LinkId link;
+  std::uint32_t row = 0;
+  std::uint32_t option = 0;
+};
+
+// A Must-Hit-By level that a round's lock carried to its trigger, and who won it.
+struct MustHitByHitRecord {
+  std::uint64_t round_key = 0;
+  LinkId link;
+  std::uint32_t level = 0;
+  std::uint32_t seat = 0;
+  Money amount;
+  TransferId award;
+  std::uint64_t draw_id = 0;
+  PayoutId payout;
+};
+
+enum class LinkStatus : std::uint8_t { open, closed, unavailable };
+
+struct LinkStatusRecord {
+  LinkId link;
+  LinkStatus status = LinkStatus::open;
+  std::int64_t time_us = 0;
+};
+
 // The records of one command; the caller clears it between commands it persists separately.
 struct Records {
   std::vector<TransferRecord> transfers;
@@ -105,6 +143,10 @@ struct Records {
   std::vector<HandRecord> hands;
   std::vector<DrawRecord> draws;
   std::vector<Payout> payouts;  // New payouts and payouts whose state changed.
+  std::vector<AnswerRecord> answers;
+  std::vector<DynamicPayRecord> dynamic_pays;
+  std::vector<MustHitByHitRecord> hits;
+  std::vector<LinkStatusRecord> link_statuses;
 
   void clear();
   bool empty() const;

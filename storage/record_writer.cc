@@ -69,12 +69,17 @@ void write_draws(pqxx::work& tx, const Records& records) {
   pqxx::stream_to rows(tx, "draws",
                        std::vector<std::string>{"draw_id", "round_key", "link_id", "level", "kind",
                                                 "inputs", "outcome", "trigger_point_micros",
-                                                "trigger_salt", "trigger_commitment", "drawn_at"});
+                                                "trigger_salt", "trigger_commitment", "drawn_at",
+                                                "trigger_above_micros", "trigger_up_to_micros"});
   for (const DrawRecord& draw : records.draws) {
     std::optional<std::int64_t> point;
     std::optional<std::string> salt;
     std::optional<std::string> commitment;
+    std::optional<std::int64_t> above;
+    std::optional<std::int64_t> up_to;
     if (draw.trigger) {
+      above = draw.trigger->range_above.micros();
+      up_to = draw.trigger->range_up_to.micros();
       point = draw.trigger->point.micros();
       salt = bytea_hex(draw.trigger->salt);
       commitment = bytea_hex(draw.trigger->commitment);
@@ -82,7 +87,7 @@ void write_draws(pqxx::work& tx, const Records& records) {
     rows << std::make_tuple(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
                             draw.link.value(), static_cast<std::int64_t>(draw.level),
                             std::string(draw_kind_name(draw.kind)), draw.inputs, draw.outcome,
-                            point, salt, commitment, timestamp_text(draw.time_us));
+                            point, salt, commitment, timestamp_text(draw.time_us), above, up_to);
   }
   rows.complete();
 }
@@ -138,7 +143,74 @@ void write_payouts(pqxx::work& tx, const Records& records) {
   }
 }
 
+std::string_view command_name(CommandKind command) {
+  switch (command) {
+    case CommandKind::open:
+      return "open";
+    case CommandKind::lock:
+      return "lock";
+    case CommandKind::settle:
+      return "settle";
+    case CommandKind::void_round:
+      return "void";
+  }
+  return "unknown";
+}
+
+// Answers, Dynamic Pay selections, Must-Hit-By hits and link status changes.
+void write_recovery_rows(pqxx::work& tx, const Records& records) {
+  if (!records.answers.empty()) {
+    pqxx::stream_to rows(tx, "command_answers",
+                         std::vector<std::string>{"round_key", "command", "request", "answer"});
+    for (const AnswerRecord& answer : records.answers) {
+      const auto* request = reinterpret_cast<const std::uint8_t*>(answer.request.data());
+      const auto* body = reinterpret_cast<const std::uint8_t*>(answer.answer.data());
+      rows << std::make_tuple(
+          static_cast<std::int64_t>(answer.round_key), std::string(command_name(answer.command)),
+          bytea_hex({request, answer.request.size()}), bytea_hex({body, answer.answer.size()}));
+    }
+    rows.complete();
+  }
+  if (!records.dynamic_pays.empty()) {
+    pqxx::stream_to rows(tx, "dynamic_pays",
+                         std::vector<std::string>{"round_key", "link_id", "row_index", "option"});
+    for (const DynamicPayRecord& pay : records.dynamic_pays) {
+      rows << std::make_tuple(static_cast<std::int64_t>(pay.round_key), pay.link.value(),
+                              static_cast<std::int64_t>(pay.row),
+                              static_cast<std::int64_t>(pay.option));
+    }
+    rows.complete();
+  }
+  for (const MustHitByHitRecord& hit : records.hits) {
+    tx.exec_params(
+        "INSERT INTO must_hit_by_hits (round_key, link_id, level, seat, amount_micros, "
+        "award_transfer_id, draw_id, payout_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        static_cast<std::int64_t>(hit.round_key), hit.link.value(),
+        static_cast<std::int64_t>(hit.level), static_cast<std::int64_t>(hit.seat),
+        hit.amount.micros(), static_cast<std::int64_t>(hit.award.value()),
+        static_cast<std::int64_t>(hit.draw_id), static_cast<std::int64_t>(hit.payout.value()));
+  }
+  for (const LinkStatusRecord& status : records.link_statuses) {
+    tx.exec_params(
+        "INSERT INTO link_status_events (link_id, status, at) VALUES ($1, $2, $3::timestamptz)",
+        status.link.value(), std::string(link_status_name(status.status)),
+        timestamp_text(status.time_us));
+  }
+}
+
 }  // namespace
+
+std::string_view link_status_name(LinkStatus status) {
+  switch (status) {
+    case LinkStatus::open:
+      return "open";
+    case LinkStatus::closed:
+      return "closed";
+    case LinkStatus::unavailable:
+      return "unavailable";
+  }
+  return "unknown";
+}
 
 std::string timestamp_text(std::int64_t unix_us) {
   std::int64_t seconds = unix_us / 1'000'000;
@@ -216,6 +288,7 @@ void write_records(pqxx::work& tx, const Records& records) {
   write_draws(tx, records);
   write_transfers(tx, records);
   write_payouts(tx, records);
+  write_recovery_rows(tx, records);
 }
 
 }  // namespace jackpot::storage

@@ -30,5 +30,6 @@ std::string timestamp_text(std::int64_t unix_us);
 std::string_view phase_name(RoundPhase phase);
 std::string_view award_kind_name(AwardKind kind);
 std::string_view draw_kind_name(DrawKind kind);
+std::string_view link_status_name(LinkStatus status);
 
 }  // namespace jackpot::storage

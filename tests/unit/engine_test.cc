@@ -1636,19 +1636,21 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 11", open("T", 9));
 
   // A closed link stops the tables that play it.
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::closed).ok());
+  Records status_records;
+  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::closed, status_records).ok());
   EXPECT_EQ(h.engine().link_status(LinkId("B")), LinkStatus::closed);
   h.expect_refused(EngineError::link_closed, "open on a closed link", open("T", 12));
   h.expect_refused(EngineError::link_closed, "open at another table on the closed link",
                    open("MS", 1));
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::open).ok());
+  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::open, status_records).ok());
   h.open("T", 12);
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::closed).ok());
+  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::closed, status_records).ok());
   h.expect_refused(EngineError::link_closed, "lock on a closed link",
                    lock(lock_request("T", 12, {wager(1, "B", 100)})));
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::open).ok());
+  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::open, status_records).ok());
   h.lock(lock_request("T", 12, {wager(1, "B", 100)}));
-  EXPECT_FALSE(h.engine().set_link_status(LinkId("NOSUCH"), LinkStatus::closed).ok());
+  EXPECT_FALSE(
+      h.engine().set_link_status(LinkId("NOSUCH"), LinkStatus::closed, status_records).ok());
 }
 
 // ---- 8. Payout approval -----------------------------------------------------------------------

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "controller/engine_config.h"
+#include "controller/engine_snapshot.h"
+#include "meters/result.h"
+#include "storage/state_loader.h"
+
+namespace jackpot {
+
+// True when the database holds no engine state yet (a first start).
+bool is_empty(const storage::StoredState& state);
+
+// The engine snapshot the stored state describes on this configuration: every link's balances
+// (all accounts, in ledger order), hidden triggers and status; each table's last two rounds with
+// their decoded requests and answers; pending payouts; counters. Refused, naming what, when the
+// state does not fit the configuration (an unknown link or table, a link missing, an answer that
+// does not decode).
+Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::StoredState& state,
+                                                               const EngineConfig& config);
+
+}  // namespace jackpot

@@ -1,0 +1,216 @@
+#include "storage/state_loader.h"
+
+#include <map>
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+#include "storage/record_writer.h"
+
+namespace jackpot::storage {
+namespace {
+
+AccountKind account_kind(const std::string& name) {
+  for (int kind = 0; kind <= static_cast<int>(AccountKind::reserve); ++kind) {
+    if (to_string(static_cast<AccountKind>(kind)) == name) return static_cast<AccountKind>(kind);
+  }
+  throw std::runtime_error("unknown account kind " + name + " in the database");
+}
+
+TransferKind transfer_kind(const std::string& name) {
+  for (int kind = 0; kind <= static_cast<int>(TransferKind::tray_pay_reversal); ++kind) {
+    if (to_string(static_cast<TransferKind>(kind)) == name) {
+      return static_cast<TransferKind>(kind);
+    }
+  }
+  throw std::runtime_error("unknown transfer kind " + name + " in the database");
+}
+
+template <typename Enum, typename Namer>
+Enum named(const std::string& name, Enum last, Namer namer) {
+  for (int value = 0; value <= static_cast<int>(last); ++value) {
+    if (namer(static_cast<Enum>(value)) == name) return static_cast<Enum>(value);
+  }
+  throw std::runtime_error("unknown value '" + name + "' in the database");
+}
+
+std::uint64_t u64(const pqxx::field& field) {
+  return field.is_null() ? 0 : static_cast<std::uint64_t>(field.as<std::int64_t>());
+}
+
+std::uint32_t u32(const pqxx::field& field) {
+  return static_cast<std::uint32_t>(field.as<std::int64_t>());
+}
+
+std::string bytes(const pqxx::field& field) { return pqxx::binarystring(field).str(); }
+
+Transfer transfer_of(const pqxx::row& row, int first) {
+  Transfer t;
+  t.id = TransferId(u64(row[first]));
+  t.debit = {account_kind(row[first + 1].as<std::string>()), u32(row[first + 2])};
+  t.credit = {account_kind(row[first + 3].as<std::string>()), u32(row[first + 4])};
+  t.amount = Money::from_micros(row[first + 5].as<std::int64_t>());
+  t.kind = transfer_kind(row[first + 6].as<std::string>());
+  t.origin = {u64(row[first + 7]), u64(row[first + 8])};
+  t.corrects = TransferId(u64(row[first + 9]));
+  return t;
+}
+
+constexpr const char* kTransferColumns =
+    "transfer_id, debit_kind::text, debit_level, credit_kind::text, credit_level, "
+    "amount_micros, kind::text, round_key, payout_id, corrects";
+
+void load_links(pqxx::transaction_base& tx, StoredState& state) {
+  std::map<std::string, std::size_t> index;
+  for (const auto& row : tx.exec("SELECT link_id FROM links ORDER BY link_id")) {
+    index[row[0].as<std::string>()] = state.links.size();
+    state.links.push_back({LinkId(row[0].as<std::string>()), {}, TransferId(1), {}, {}});
+  }
+  for (const auto& row : tx.exec("SELECT link_id, account_kind::text, level, balance_micros "
+                                 "FROM account_balances ORDER BY link_id, account_kind, level")) {
+    state.links[index.at(row[0].as<std::string>())].balances.emplace_back(
+        AccountRef{account_kind(row[1].as<std::string>()), u32(row[2])},
+        Money::from_micros(row[3].as<std::int64_t>()));
+  }
+  for (const auto& row :
+       tx.exec("SELECT link_id, max(transfer_id) + 1 FROM transfers GROUP BY link_id")) {
+    state.links[index.at(row[0].as<std::string>())].next_transfer = TransferId(u64(row[1]));
+  }
+  for (const auto& row :
+       tx.exec("SELECT DISTINCT ON (link_id, level) link_id, level, trigger_point_micros, "
+               "trigger_salt, trigger_commitment, trigger_above_micros, trigger_up_to_micros "
+               "FROM draws WHERE kind = 'hidden_trigger' ORDER BY link_id, level, draw_id DESC")) {
+    HiddenTrigger trigger;
+    trigger.point = Money::from_micros(row[2].as<std::int64_t>());
+    const std::string salt = bytes(row[3]);
+    const std::string commitment = bytes(row[4]);
+    std::copy(salt.begin(), salt.end(), trigger.salt.begin());
+    std::copy(commitment.begin(), commitment.end(), trigger.commitment.begin());
+    trigger.range_above = Money::from_micros(row[5].as<std::int64_t>());
+    trigger.range_up_to = Money::from_micros(row[6].as<std::int64_t>());
+    state.links[index.at(row[0].as<std::string>())].triggers.emplace_back(u32(row[1]), trigger);
+  }
+  for (const auto& row : tx.exec("SELECT DISTINCT ON (link_id) link_id, status FROM "
+                                 "link_status_events ORDER BY link_id, seq DESC")) {
+    state.links[index.at(row[0].as<std::string>())].status =
+        named(row[1].as<std::string>(), LinkStatus::unavailable, link_status_name);
+  }
+}
+
+void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
+  const std::string key = std::to_string(round.round_key);
+  for (const auto& row :
+       tx.exec("SELECT command, request, answer FROM command_answers WHERE round_key = " + key)) {
+    const std::string command = row[0].as<std::string>();
+    const CommandKind kind = command == "open"     ? CommandKind::open
+                             : command == "lock"   ? CommandKind::lock
+                             : command == "settle" ? CommandKind::settle
+                                                   : CommandKind::void_round;
+    round.answers.push_back({round.round_key, kind, bytes(row[1]), bytes(row[2])});
+  }
+  for (const auto& row : tx.exec("SELECT link_id, row_index, option FROM dynamic_pays WHERE "
+                                 "round_key = " +
+                                 key + " ORDER BY link_id, row_index")) {
+    round.dynamic_pays.push_back(
+        {round.round_key, LinkId(row[0].as<std::string>()), u32(row[1]), u32(row[2])});
+  }
+  for (const auto& row : tx.exec("SELECT seat, link_id, amount_micros, units FROM wagers WHERE "
+                                 "round_key = " +
+                                 key + " ORDER BY link_id, seat")) {
+    round.wagers.push_back({round.round_key, u32(row[0]), LinkId(row[1].as<std::string>()),
+                            Money::from_micros(row[2].as<std::int64_t>()),
+                            row[3].as<std::int64_t>()});
+  }
+  for (const auto& row : tx.exec(std::string("SELECT link_id, ") + kTransferColumns +
+                                 " FROM transfers WHERE round_key = " + key +
+                                 " AND kind IN ('contribution', 'overflow') "
+                                 "ORDER BY link_id, transfer_id")) {
+    round.contributions.push_back({LinkId(row[0].as<std::string>()), transfer_of(row, 1)});
+  }
+  for (const auto& row : tx.exec("SELECT link_id, level, seat, amount_micros, award_transfer_id, "
+                                 "draw_id, payout_id FROM must_hit_by_hits WHERE round_key = " +
+                                 key + " ORDER BY link_id, level")) {
+    round.hits.push_back({round.round_key, LinkId(row[0].as<std::string>()), u32(row[1]),
+                          u32(row[2]), Money::from_micros(row[3].as<std::int64_t>()),
+                          TransferId(u64(row[4])), u64(row[5]), PayoutId(u64(row[6]))});
+  }
+  for (const MustHitByHitRecord& hit : round.hits) {
+    const auto award =
+        tx.exec_params1(std::string("SELECT ") + kTransferColumns +
+                            " FROM transfers WHERE link_id = $1 AND transfer_id = $2",
+                        hit.link.value(), static_cast<std::int64_t>(hit.award.value()));
+    round.hit_awards.push_back({hit.link, transfer_of(award, 0)});
+  }
+}
+
+void load_rounds(pqxx::transaction_base& tx, StoredState& state) {
+  const auto rows = tx.exec(
+      "SELECT r.round_key, r.table_id, r.round_id, "
+      "  (SELECT phase FROM round_events e WHERE e.round_key = r.round_key ORDER BY "
+      "   array_position(ARRAY['open', 'locked', 'settled', 'voided'], e.phase) DESC LIMIT 1) "
+      "FROM (SELECT *, row_number() OVER (PARTITION BY table_id ORDER BY round_id DESC) AS age "
+      "      FROM rounds) r WHERE r.age <= 2 ORDER BY r.table_id, r.round_id");
+  for (const auto& row : rows) {
+    StoredRound round;
+    round.round_key = u64(row[0]);
+    round.table = TableId(row[1].as<std::string>());
+    round.round = RoundId(u64(row[2]));
+    round.phase = named(row[3].as<std::string>(), RoundPhase::voided, phase_name);
+    load_round_details(tx, round);
+    state.rounds.push_back(std::move(round));
+  }
+}
+
+void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
+  const auto rows = tx.exec(
+      std::string("SELECT p.payout_id, p.table_id, p.round_id, p.seat, p.link_id, p.kind, "
+                  "p.level, p.hand, p.amount_micros, p.approvals_required, "
+                  "(extract(epoch FROM p.created_at) * 1000000)::bigint") +
+      ", t.transfer_id, t.debit_kind::text, t.debit_level, t.credit_kind::text, "
+      "t.credit_level, t.amount_micros, t.kind::text, t.round_key, t.payout_id, t.corrects" +
+      " FROM payouts p JOIN transfers t ON t.link_id = p.link_id AND t.transfer_id = "
+      "p.award_transfer_id WHERE NOT EXISTS (SELECT 1 FROM payout_events e WHERE e.payout_id = "
+      "p.payout_id AND e.state IN ('paid', 'rejected')) ORDER BY p.payout_id");
+  for (const auto& row : rows) {
+    Payout payout;
+    payout.id = PayoutId(u64(row[0]));
+    payout.table = TableId(row[1].as<std::string>());
+    payout.round = RoundId(u64(row[2]));
+    payout.seat = u32(row[3]);
+    payout.link = LinkId(row[4].as<std::string>());
+    payout.kind = named(row[5].as<std::string>(), AwardKind::envy, award_kind_name);
+    payout.level = u32(row[6]);
+    payout.hand = row[7].as<std::string>();
+    payout.amount = Money::from_micros(row[8].as<std::int64_t>());
+    payout.approvals_required = u32(row[9]);
+    payout.created_us = row[10].as<std::int64_t>();
+    const Transfer award = transfer_of(row, 11);
+    payout.award_transfer = award.id;
+    for (const auto& event :
+         tx.exec("SELECT supervisor FROM payout_events WHERE state = 'approved' AND payout_id = " +
+                 std::to_string(payout.id.value()) + " ORDER BY seq")) {
+      payout.approved_by.push_back(event[0].as<std::string>());
+    }
+    state.pending.push_back({std::move(payout), award});
+  }
+}
+
+}  // namespace
+
+StoredState load_state(pqxx::connection& connection) {
+  pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
+      connection, "load_state");
+  StoredState state;
+  load_links(tx, state);
+  load_rounds(tx, state);
+  load_pending_payouts(tx, state);
+  const auto counters = tx.exec1(
+      "SELECT (SELECT coalesce(max(round_key), 0) FROM rounds), "
+      "(SELECT coalesce(max(payout_id), 0) FROM payouts), "
+      "(SELECT coalesce(max(draw_id), 0) FROM draws)");
+  state.last_round_key = u64(counters[0]);
+  state.last_payout_id = u64(counters[1]);
+  state.last_draw_id = u64(counters[2]);
+  return state;
+}
+
+}  // namespace jackpot::storage
