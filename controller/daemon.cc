@@ -16,6 +16,7 @@
 #include <string>
 
 #include "controller/daemon_metrics.h"
+#include "controller/durable.h"
 #include "controller/floor_loader.h"
 #include "controller/grpc_services.h"
 #include "controller/os_random.h"
@@ -54,12 +55,12 @@ std::unique_ptr<prometheus::Exposer> start_metrics(const std::string& address,
   return exposer;
 }
 
-std::unique_ptr<Engine> open_floor(const std::string& file, const std::vector<Paytable>& paytables,
-                                   Clock& clock, RandomSource& random) {
+std::optional<EngineConfig> read_floor(const std::string& file,
+                                       const std::vector<Paytable>& paytables) {
   std::ifstream in(file);
   if (!in) {
     log_line("cannot read the floor file " + file + "; not starting");
-    return nullptr;
+    return std::nullopt;
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -67,17 +68,9 @@ std::unique_ptr<Engine> open_floor(const std::string& file, const std::vector<Pa
   if (!floor) {
     for (const std::string& problem : floor.error()) log_line(problem);
     log_line("the floor is not valid; not starting");
-    return nullptr;
+    return std::nullopt;
   }
-  Records records;
-  auto engine = Engine::create(std::move(floor).value(), paytables, clock, random, records);
-  if (!engine) {
-    for (const std::string& problem : engine.error()) log_line(problem);
-    return nullptr;
-  }
-  log_line("floor " + file + ": " + std::to_string((*engine)->config().links.size()) + " links, " +
-           std::to_string((*engine)->config().tables.size()) + " tables");
-  return std::move(engine).value();
+  return std::move(floor).value();
 }
 
 int wait_for_signal(const sigset_t& signals) {
@@ -104,11 +97,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   // The engine's random source and clock live as long as the daemon.
   static OsRandom random;
   static SystemClock clock;
-  std::unique_ptr<EngineHost> host;
+  std::optional<EngineConfig> floor;
   if (!options.floor_file.empty()) {
-    auto engine = open_floor(options.floor_file, *paytables, clock, random);
-    if (!engine) return kExitStartupFailed;
-    host = std::make_unique<EngineHost>(std::move(engine));
+    floor = read_floor(options.floor_file, *paytables);
+    if (!floor) return kExitStartupFailed;
   } else {
     log_line("no --floor given: serving health and metrics only");
   }
@@ -126,6 +118,23 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   } catch (const std::exception& error) {
     log_line(std::string("schema migration failed: ") + error.what() + "; not starting");
     return kExitStartupFailed;
+  }
+
+  std::unique_ptr<PostgresDurability> durability;
+  std::unique_ptr<EngineHost> host;
+  if (floor) {
+    durability = std::make_unique<PostgresDurability>(options.database_dsn, *floor, *paytables,
+                                                      clock, random);
+    auto engine = durability->open();
+    if (!engine) {
+      for (const std::string& problem : engine.error()) log_line(problem);
+      log_line("the engine state cannot be rebuilt; not starting");
+      return kExitStartupFailed;
+    }
+    log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
+             " links, " + std::to_string(floor->tables.size()) +
+             " tables; state from the database");
+    host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
   }
 
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -181,9 +190,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
   log_line("received " + signal_name + ", stopping");
   server->GetHealthCheckService()->SetServingStatus(false);
-  if (host) host->stop();
+  if (host) host->stop_watches();
   server->Shutdown(std::chrono::system_clock::now() + options.shutdown_grace);
   server->Wait();
+  if (host) host->stop();  // Writes what the last calls gathered.
   try {
     storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
   } catch (const std::exception& error) {

@@ -5,72 +5,136 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "controller/engine.h"
 
 namespace jackpot {
 
-// Owns the engine and runs one command at a time on it (the sequencer of docs/architecture.md
-// §7), so that gRPC threads never touch engine state concurrently. Watchers of link status
-// wait on a version number that every status change bumps.
+// Where the host makes records durable, and rebuilds the engine from after a failure.
+class Durability {
+ public:
+  virtual ~Durability() = default;
+  // Writes every record of the batch in one transaction; false (with the reason) if it did not
+  // commit, in which case nothing of the batch may be assumed durable.
+  virtual bool commit(const std::vector<Records>& batch, std::string& error) = 0;
+  // The engine as the durable state describes it, or nothing (with the reason) while that
+  // cannot be read.
+  virtual std::unique_ptr<Engine> recover(std::string& error) = 0;
+};
+
+// The sequencer of docs/architecture.md §7. Commands run one at a time on the engine; their
+// records gather in a batch that a committer thread writes in one transaction while the next
+// batch gathers, so batches grow with load and an idle host commits at once. A caller is
+// answered only once the batch holding its command (or, for a replay or a refusal, everything
+// before it) has committed. If a commit fails the host fails stop: waiting callers and new
+// commands get UNAVAILABLE, tables are told their links are unavailable, and the committer
+// rebuilds the engine from durable state as soon as it can.
 class EngineHost {
  public:
-  explicit EngineHost(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
+  // Without durability (tests, a daemon without a database) commands are answered at once.
+  EngineHost(std::unique_ptr<Engine> engine, Durability* durability = nullptr,
+             std::size_t batch_commands_max = 4096);
+  ~EngineHost();
+  EngineHost(const EngineHost&) = delete;
+  EngineHost& operator=(const EngineHost&) = delete;
 
-  // Runs `command(engine, records)` alone; returns what it returns.
+  // Runs a command that may change state; it returns Result<T, EngineFailure>.
   template <typename Command>
-  auto run(Command&& command) {
-    std::lock_guard lock(mutex_);
-    records_.clear();
-    return command(*engine_, records_);
+  auto run(Command&& command)
+      -> decltype(command(std::declval<Engine&>(), std::declval<Records&>())) {
+    std::unique_lock lock(mutex_);
+    using Answer = decltype(command(std::declval<Engine&>(), std::declval<Records&>()));
+    space_.wait(lock, [&] { return failed_ || gathering_.size() < batch_commands_max_; });
+    if (failed_ || committer_done_) return unavailable();
+    Records records;
+    auto answer = command(*engine_, records);
+    if (durability_ == nullptr) return answer;
+    // A command that changed nothing (a replay, a refusal) still waits for what it saw.
+    const std::uint64_t needs = records.empty()
+                                    ? (gathering_.empty() ? in_flight_ : gathering_sequence_)
+                                    : gathering_sequence_;
+    if (!records.empty()) {
+      gathering_.push_back(std::move(records));
+      work_.notify_one();
+    }
+    const std::uint64_t epoch = failure_epoch_;
+    committed_.wait(lock, [&] {
+      return committed_sequence_ >= needs || failure_epoch_ != epoch || committer_done_;
+    });
+    if (committed_sequence_ < needs) return Answer(unavailable());
+    return answer;
   }
 
-  // Runs a command that changes a link's status and wakes the watchers.
+  // Runs a command that a status watcher must hear about (an operator closing a link).
   template <typename Command>
   auto change_status(Command&& command) {
     auto result = run(std::forward<Command>(command));
-    {
-      std::lock_guard lock(status_mutex_);
-      ++status_version_;
-    }
-    status_changed_.notify_all();
+    bump_status();
     return result;
   }
 
-  // Waits until the status version differs from `seen`, the timeout passes or the host stops;
-  // returns the version now.
-  std::uint64_t wait_for_status_change(std::uint64_t seen, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(status_mutex_);
-    status_changed_.wait_for(lock, timeout, [&] { return status_version_ != seen || stopping_; });
-    return status_version_;
-  }
-  std::uint64_t status_version() {
-    std::lock_guard lock(status_mutex_);
-    return status_version_;
+  // Reads engine state without changing it.
+  template <typename Query>
+  auto read(Query&& query) {
+    std::lock_guard lock(mutex_);
+    return query(static_cast<const Engine&>(*engine_));
   }
 
-  // Ends every watch; called before the server shuts down.
-  void stop() {
-    {
-      std::lock_guard lock(status_mutex_);
-      stopping_ = true;
-    }
-    status_changed_.notify_all();
+  // True while the host cannot make changes durable.
+  bool failed() {
+    std::lock_guard lock(mutex_);
+    return failed_;
   }
-  bool stopping() {
-    std::lock_guard lock(status_mutex_);
-    return stopping_;
-  }
+
+  std::uint64_t wait_for_status_change(std::uint64_t seen, std::chrono::milliseconds timeout);
+  std::uint64_t status_version();
+  void bump_status();
+
+  // Ends every status watch: first step of a shutdown, so that the server's streams finish.
+  void stop_watches();
+  bool stopping();
+  // Writes what is gathered and stops the committer: last step, once no call is in flight.
+  void stop();
+
+  // Figures for metrics and tests.
+  std::uint64_t batches_committed();
+  std::uint64_t commands_committed();
 
  private:
+  static EngineFailure unavailable() {
+    return EngineFailure{EngineError::link_unavailable,
+                         "the controller cannot record changes now; retry with the same ids"};
+  }
+  void commit_loop();
+  void fail_and_recover(const std::string& reason);
+
   std::mutex mutex_;
   std::unique_ptr<Engine> engine_;
-  Records records_;  // Made durable by the storage layer in a later step; dropped for now.
+  Durability* durability_;
+  std::size_t batch_commands_max_;
+  std::vector<Records> gathering_;
+  std::uint64_t gathering_sequence_ = 1;  // The number of the batch now gathering.
+  std::uint64_t in_flight_ = 0;           // The batch being written, or the last one.
+  std::uint64_t committed_sequence_ = 0;
+  std::uint64_t failure_epoch_ = 0;
+  bool failed_ = false;
+  bool stopping_ = false;
+  bool committer_done_ = false;
+  std::uint64_t batches_committed_ = 0;
+  std::uint64_t commands_committed_ = 0;
+  std::condition_variable work_;
+  std::condition_variable committed_;
+  std::condition_variable space_;
 
   std::mutex status_mutex_;
   std::condition_variable status_changed_;
   std::uint64_t status_version_ = 0;
-  bool stopping_ = false;
+  bool status_stopping_ = false;
+
+  std::thread committer_;
 };
 
 }  // namespace jackpot

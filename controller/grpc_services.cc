@@ -198,14 +198,16 @@ class TableServiceImpl final : public pb::TableService::Service {
                          grpc::ServerWriter<pb::LinkStatusUpdate>* writer) override {
     const TableId table(request->table_id());
     const auto links =
-        host_.run([&](Engine& engine, Records&) { return engine.links_of_table(table); });
+        host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
     if (links.empty()) return Status(StatusCode::NOT_FOUND, "no table '" + table.value() + "'");
     std::map<std::string, LinkStatus> sent;
     std::uint64_t version = host_.status_version();
     while (!context->IsCancelled() && !host_.stopping()) {
       for (const LinkId& link : links) {
         const LinkStatus status =
-            host_.run([&](Engine& engine, Records&) { return engine.link_status(link); });
+            host_.failed()
+                ? LinkStatus::unavailable
+                : host_.read([&](const Engine& engine) { return engine.link_status(link); });
         const auto it = sent.find(link.value());
         if (it != sent.end() && it->second == status) continue;
         pb::LinkStatusUpdate update;
@@ -234,7 +236,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
                     pb::ListMetersResponse* response) override {
     std::vector<LinkId> ids;
     for (const auto& id : request->link_ids()) ids.emplace_back(id);
-    host_.run([&](Engine& engine, Records&) {
+    host_.read([&](const Engine& engine) {
       for (const LevelMeterView& view : engine.meters(ids)) {
         auto* out = response->add_levels();
         out->set_link_id(view.link.value());

@@ -1,0 +1,102 @@
+#include "controller/durable.h"
+
+#include <pqxx/pqxx>
+
+#include "controller/recovery.h"
+#include "storage/connection.h"
+#include "storage/record_writer.h"
+#include "storage/state_loader.h"
+
+namespace jackpot {
+namespace {
+
+template <typename T>
+void append(std::vector<T>& into, const std::vector<T>& from) {
+  into.insert(into.end(), from.begin(), from.end());
+}
+
+}  // namespace
+
+Records merged(const std::vector<Records>& batch) {
+  Records all;
+  for (const Records& records : batch) {
+    append(all.transfers, records.transfers);
+    append(all.rounds, records.rounds);
+    append(all.wagers, records.wagers);
+    append(all.hands, records.hands);
+    append(all.draws, records.draws);
+    append(all.payouts, records.payouts);
+    append(all.answers, records.answers);
+    append(all.dynamic_pays, records.dynamic_pays);
+    append(all.hits, records.hits);
+    append(all.link_statuses, records.link_statuses);
+  }
+  return all;
+}
+
+PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
+                                       std::vector<Paytable> paytables, Clock& clock,
+                                       RandomSource& random)
+    : dsn_(std::move(dsn)),
+      config_(std::move(config)),
+      paytables_(std::move(paytables)),
+      clock_(clock),
+      random_(random) {}
+
+pqxx::connection& PostgresDurability::connection() {
+  if (!connection_ || !connection_->is_open()) connection_ = storage::connect(dsn_);
+  return *connection_;
+}
+
+Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::rebuild() {
+  const storage::StoredState state = storage::load_state(connection());
+  if (is_empty(state)) {
+    Records opening;
+    auto engine = Engine::create(config_, paytables_, clock_, random_, opening);
+    if (!engine) return engine.error();
+    pqxx::work tx(connection(), "open_floor");
+    std::vector<storage::LinkRow> links;
+    for (const LinkSettings& link : config_.links) {
+      links.push_back(
+          {link.meters.id.value(), static_cast<std::uint32_t>(link.meters.levels.size())});
+    }
+    storage::write_links(tx, links);
+    storage::write_records(tx, opening);
+    tx.commit();
+    return engine;
+  }
+  auto snapshot = snapshot_from(state, config_);
+  if (!snapshot) return snapshot.error();
+  return Engine::restore(config_, paytables_, clock_, random_, *snapshot);
+}
+
+Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::open() {
+  try {
+    return rebuild();
+  } catch (const std::exception& error) {
+    connection_.reset();
+    return std::vector<std::string>{std::string("cannot read the engine state: ") + error.what()};
+  }
+}
+
+bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& error) {
+  try {
+    pqxx::work tx(connection(), "commit_batch");
+    storage::write_records(tx, merged(batch));
+    tx.commit();
+    return true;
+  } catch (const std::exception& failure) {
+    error = failure.what();
+    connection_.reset();
+    return false;
+  }
+}
+
+std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {
+  auto engine = open();
+  if (engine) return std::move(engine).value();
+  error = engine.error().front();
+  return nullptr;
+}
+
+}  // namespace jackpot

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <memory>
+#include <pqxx/connection>
+#include <string>
+#include <vector>
+
+#include "controller/engine.h"
+#include "controller/engine_host.h"
+
+namespace jackpot {
+
+// Durability on PostgreSQL: each batch of records in one transaction; the engine rebuilt from the
+// database at start and after a failure.
+class PostgresDurability final : public Durability {
+ public:
+  PostgresDurability(std::string dsn, EngineConfig config, std::vector<Paytable> paytables,
+                     Clock& clock, RandomSource& random);
+
+  // At start: the engine the database describes, or, on a database without engine state, a new
+  // engine at its seeds whose opening records are written before it serves.
+  Result<std::unique_ptr<Engine>, std::vector<std::string>> open();
+
+  bool commit(const std::vector<Records>& batch, std::string& error) override;
+  std::unique_ptr<Engine> recover(std::string& error) override;
+
+ private:
+  pqxx::connection& connection();
+  Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
+
+  std::string dsn_;
+  EngineConfig config_;
+  std::vector<Paytable> paytables_;
+  Clock& clock_;
+  RandomSource& random_;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+// All records of several commands as one, in order.
+Records merged(const std::vector<Records>& batch);
+
+}  // namespace jackpot

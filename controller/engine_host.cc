@@ -1,0 +1,137 @@
+#include "controller/engine_host.h"
+
+#include <cstdio>
+
+namespace jackpot {
+
+EngineHost::EngineHost(std::unique_ptr<Engine> engine, Durability* durability,
+                       std::size_t batch_commands_max)
+    : engine_(std::move(engine)), durability_(durability), batch_commands_max_(batch_commands_max) {
+  if (durability_ != nullptr) committer_ = std::thread([this] { commit_loop(); });
+}
+
+EngineHost::~EngineHost() { stop(); }
+
+void EngineHost::stop_watches() {
+  {
+    std::lock_guard lock(status_mutex_);
+    status_stopping_ = true;
+  }
+  status_changed_.notify_all();
+}
+
+void EngineHost::stop() {
+  stop_watches();
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  if (committer_.joinable()) committer_.join();
+  {
+    std::lock_guard lock(mutex_);
+    committer_done_ = true;
+  }
+  committed_.notify_all();
+  space_.notify_all();
+}
+
+bool EngineHost::stopping() {
+  std::lock_guard lock(status_mutex_);
+  return status_stopping_;
+}
+
+void EngineHost::commit_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_.wait(lock, [&] { return stopping_ || !gathering_.empty(); });
+    if (gathering_.empty()) return;  // Stopping, and everything is written.
+    std::vector<Records> batch;
+    batch.swap(gathering_);
+    in_flight_ = gathering_sequence_++;
+    space_.notify_all();
+    lock.unlock();
+    std::string error;
+    const bool ok = durability_->commit(batch, error);
+    lock.lock();
+    if (ok) {
+      committed_sequence_ = in_flight_;
+      ++batches_committed_;
+      commands_committed_ += batch.size();
+      committed_.notify_all();
+      continue;
+    }
+    lock.unlock();
+    fail_and_recover(error);
+    lock.lock();
+  }
+}
+
+// The engine ran commands that are not durable: drop it, answer everyone UNAVAILABLE, tell the
+// tables, and rebuild from the database once it answers again.
+void EngineHost::fail_and_recover(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    failed_ = true;
+    ++failure_epoch_;
+    gathering_.clear();
+    committed_sequence_ = gathering_sequence_ - 1;
+  }
+  committed_.notify_all();
+  space_.notify_all();
+  bump_status();
+  std::fprintf(stderr, "jackpotd: commit failed (%s); not serving until the database is back\n",
+               reason.c_str());
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    std::string error;
+    if (auto engine = durability_->recover(error)) {
+      {
+        std::lock_guard lock(mutex_);
+        engine_ = std::move(engine);
+        failed_ = false;
+      }
+      std::fprintf(stderr, "jackpotd: state rebuilt from the database; serving again\n");
+      bump_status();
+      space_.notify_all();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+std::uint64_t EngineHost::wait_for_status_change(std::uint64_t seen,
+                                                 std::chrono::milliseconds timeout) {
+  std::unique_lock lock(status_mutex_);
+  status_changed_.wait_for(lock, timeout,
+                           [&] { return status_version_ != seen || status_stopping_; });
+  return status_version_;
+}
+
+std::uint64_t EngineHost::status_version() {
+  std::lock_guard lock(status_mutex_);
+  return status_version_;
+}
+
+void EngineHost::bump_status() {
+  {
+    std::lock_guard lock(status_mutex_);
+    ++status_version_;
+  }
+  status_changed_.notify_all();
+}
+
+std::uint64_t EngineHost::batches_committed() {
+  std::lock_guard lock(mutex_);
+  return batches_committed_;
+}
+
+std::uint64_t EngineHost::commands_committed() {
+  std::lock_guard lock(mutex_);
+  return commands_committed_;
+}
+
+}  // namespace jackpot
