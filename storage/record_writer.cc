@@ -111,36 +111,52 @@ void write_transfers(pqxx::work& tx, const Records& records) {
   rows.complete();
 }
 
-// A payout record is either a new payout or a change of state; its event says which.
+// A payout record is a new payout (no approvals yet, not rejected) or a change of state. Its
+// events are numbered from the record alone: 1 at creation, then one per approval, then the
+// end, so that a batch is written with COPY and no look-up.
 void write_payouts(pqxx::work& tx, const Records& records) {
+  if (records.payouts.empty()) return;
+  bool any_new = false;
   for (const Payout& payout : records.payouts) {
-    tx.exec_params(
-        "INSERT INTO payouts (payout_id, table_id, round_id, seat, link_id, kind, level, hand, "
-        "amount_micros, approvals_required, award_transfer_id, created_at) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::timestamptz) "
-        "ON CONFLICT (payout_id) DO NOTHING",
-        static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
-        static_cast<std::int64_t>(payout.round.value()), static_cast<std::int64_t>(payout.seat),
-        payout.link.value(), std::string(award_kind_name(payout.kind)),
-        static_cast<std::int64_t>(payout.level), payout.hand, payout.amount.micros(),
-        static_cast<std::int64_t>(payout.approvals_required),
-        static_cast<std::int64_t>(payout.award_transfer.value()),
-        timestamp_text(payout.created_us));
+    any_new |= payout.approved_by.empty() && payout.state != PayoutState::rejected;
+  }
+  if (any_new) {
+    pqxx::stream_to rows(
+        tx, "payouts",
+        std::vector<std::string>{"payout_id", "table_id", "round_id", "seat", "link_id", "kind",
+                                 "level", "hand", "amount_micros", "approvals_required",
+                                 "award_transfer_id", "created_at"});
+    for (const Payout& payout : records.payouts) {
+      if (!payout.approved_by.empty() || payout.state == PayoutState::rejected) continue;
+      rows << std::make_tuple(
+          static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
+          static_cast<std::int64_t>(payout.round.value()), static_cast<std::int64_t>(payout.seat),
+          payout.link.value(), std::string(award_kind_name(payout.kind)),
+          static_cast<std::int64_t>(payout.level), payout.hand, payout.amount.micros(),
+          static_cast<std::int64_t>(payout.approvals_required),
+          static_cast<std::int64_t>(payout.award_transfer.value()),
+          timestamp_text(payout.created_us));
+    }
+    rows.complete();
+  }
+  pqxx::stream_to events(
+      tx, "payout_events",
+      std::vector<std::string>{"payout_id", "seq", "state", "supervisor", "reason"});
+  for (const Payout& payout : records.payouts) {
+    const auto approvals = static_cast<std::int64_t>(payout.approved_by.size());
     std::string state = "pending";
-    std::string supervisor;
-    std::string reason;
+    std::int64_t seq = 1 + approvals;
     if (payout.state == PayoutState::paid) state = "paid";
+    if (payout.state == PayoutState::pending && approvals > 0) state = "approved";
     if (payout.state == PayoutState::rejected) {
       state = "rejected";
-      reason = payout.rejected_reason;
+      seq = 2 + approvals;
     }
-    if (payout.state == PayoutState::pending && !payout.approved_by.empty()) state = "approved";
-    if (!payout.approved_by.empty()) supervisor = payout.approved_by.back();
-    tx.exec_params(
-        "INSERT INTO payout_events (payout_id, seq, state, supervisor, reason) "
-        "SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4 FROM payout_events WHERE payout_id = $1",
-        static_cast<std::int64_t>(payout.id.value()), state, supervisor, reason);
+    const std::string supervisor = approvals > 0 ? payout.approved_by.back() : "";
+    events << std::make_tuple(static_cast<std::int64_t>(payout.id.value()), seq, state, supervisor,
+                              payout.rejected_reason);
   }
+  events.complete();
 }
 
 std::string_view command_name(CommandKind command) {
@@ -181,14 +197,19 @@ void write_recovery_rows(pqxx::work& tx, const Records& records) {
     }
     rows.complete();
   }
-  for (const MustHitByHitRecord& hit : records.hits) {
-    tx.exec_params(
-        "INSERT INTO must_hit_by_hits (round_key, link_id, level, seat, amount_micros, "
-        "award_transfer_id, draw_id, payout_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        static_cast<std::int64_t>(hit.round_key), hit.link.value(),
-        static_cast<std::int64_t>(hit.level), static_cast<std::int64_t>(hit.seat),
-        hit.amount.micros(), static_cast<std::int64_t>(hit.award.value()),
-        static_cast<std::int64_t>(hit.draw_id), static_cast<std::int64_t>(hit.payout.value()));
+  if (!records.hits.empty()) {
+    pqxx::stream_to rows(
+        tx, "must_hit_by_hits",
+        std::vector<std::string>{"round_key", "link_id", "level", "seat", "amount_micros",
+                                 "award_transfer_id", "draw_id", "payout_id"});
+    for (const MustHitByHitRecord& hit : records.hits) {
+      rows << std::make_tuple(
+          static_cast<std::int64_t>(hit.round_key), hit.link.value(),
+          static_cast<std::int64_t>(hit.level), static_cast<std::int64_t>(hit.seat),
+          hit.amount.micros(), static_cast<std::int64_t>(hit.award.value()),
+          static_cast<std::int64_t>(hit.draw_id), static_cast<std::int64_t>(hit.payout.value()));
+    }
+    rows.complete();
   }
   for (const LinkStatusRecord& status : records.link_statuses) {
     tx.exec_params(
