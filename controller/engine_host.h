@@ -61,10 +61,11 @@ class EngineHost {
       work_.notify_one();
     }
     const std::uint64_t epoch = failure_epoch_;
-    committed_.wait(lock, [&] {
-      return committed_sequence_ >= needs || failure_epoch_ != epoch || committer_done_;
-    });
-    if (committed_sequence_ < needs) return Answer(unavailable());
+    // A failure abandons every batch after the last committed one.
+    const auto lost = [&] { return failure_epoch_ != epoch && needs > committed_at_failure_; };
+    committed_.wait(lock,
+                    [&] { return lost() || committed_sequence_ >= needs || committer_done_; });
+    if (lost() || committed_sequence_ < needs) return Answer(unavailable());
     return answer;
   }
 
@@ -116,10 +117,11 @@ class EngineHost {
   Durability* durability_;
   std::size_t batch_commands_max_;
   std::vector<Records> gathering_;
-  std::uint64_t gathering_sequence_ = 1;  // The number of the batch now gathering.
-  std::uint64_t in_flight_ = 0;           // The batch being written, or the last one.
-  std::uint64_t committed_sequence_ = 0;
-  std::uint64_t failure_epoch_ = 0;
+  std::uint64_t gathering_sequence_ = 1;    // The number of the batch now gathering.
+  std::uint64_t in_flight_ = 0;             // The batch being written, or the last one.
+  std::uint64_t committed_sequence_ = 0;    // The last batch written durably.
+  std::uint64_t failure_epoch_ = 0;         // Counts failed commits.
+  std::uint64_t committed_at_failure_ = 0;  // committed_sequence_ when the last one failed.
   bool failed_ = false;
   bool stopping_ = false;
   bool committer_done_ = false;
