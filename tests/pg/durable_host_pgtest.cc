@@ -1,0 +1,114 @@
+// The durable host against a real PostgreSQL with a commit failure injected in the database
+// itself (a trigger that refuses transfers while a flag is set): the callers of the failed batch
+// get UNAVAILABLE, the engine keeps nothing of it, and once commits succeed again the host has
+// rebuilt the engine from the database, exactly as it was before the failed batch.
+#include <gtest/gtest.h>
+
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "controller/durable.h"
+#include "controller/engine_host.h"
+#include "controller/paytable_loader.h"
+#include "storage/migrations.h"
+#include "tests/support/test_database.h"
+
+namespace jackpot {
+namespace {
+
+using namespace std::chrono_literals;
+
+class FixedClock final : public Clock {
+ public:
+  std::int64_t now_us() override { return 1'800'000'000'000'000; }
+};
+
+EngineConfig floor_config() {
+  EngineConfig config;
+  LinkSettings link;
+  link.meters.id = LinkId("f-link");
+  LevelConfig royal;
+  royal.level = 1;
+  royal.name = "Royal Flush";
+  royal.seed = *Money::parse("1000.00");
+  royal.meter_rate_ppm = 150'000;
+  link.meters.levels = {royal};
+  config.links.push_back(link);
+  config.tables.push_back({TableId("T1"),
+                           GameRule::heads_up_holdem,
+                           6,
+                           {{LinkId("f-link"), "PT-BJS-HUH-5CP-01", CommunitySource::board}}});
+  return config;
+}
+
+void set_failing(pqxx::connection& connection, bool failing) {
+  pqxx::work tx(connection);
+  tx.exec(failing ? "INSERT INTO fail_commits VALUES (true)" : "DELETE FROM fail_commits");
+  tx.commit();
+}
+
+TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine) {
+  testing::TestDatabase database;
+  auto control = database.connect();
+  storage::apply_migrations(*control);
+  {
+    pqxx::work tx(*control);
+    tx.exec("CREATE TABLE fail_commits (on_ boolean)");
+    tx.exec(
+        "CREATE FUNCTION refuse_when_failing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF EXISTS (SELECT 1 FROM fail_commits) THEN RAISE EXCEPTION 'injected commit failure'; "
+        "END IF; RETURN NEW; END $$");
+    tx.exec(
+        "CREATE TRIGGER injected_failure BEFORE INSERT ON transfers FOR EACH ROW "
+        "EXECUTE FUNCTION refuse_when_failing()");
+    tx.commit();
+  }
+  FixedClock clock;
+  SplitMix64 random(4);
+  auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  PostgresDurability durability(database.dsn(), floor_config(), paytables, clock, random);
+  auto opened = durability.open();
+  ASSERT_TRUE(opened.ok()) << opened.error().front();
+  EngineHost host(std::move(opened).value(), &durability);
+
+  const auto lock = [&](std::uint64_t round, std::int64_t cents) {
+    return host.run([&](Engine& engine, Records& records) {
+      return engine.lock_wagers({TableId("T1"), RoundId(round), {{1, LinkId("f-link"), cents}}},
+                                records);
+    });
+  };
+  const auto open = [&](std::uint64_t round) {
+    return host.run([&](Engine& engine, Records& records) {
+      return engine.open_round({TableId("T1"), RoundId(round)}, records);
+    });
+  };
+  ASSERT_TRUE(open(1).ok());
+  ASSERT_TRUE(lock(1, 500).ok());
+  const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
+
+  set_failing(*control, true);
+  ASSERT_TRUE(host.run([](Engine& engine, Records& records) {
+                    return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
+                  })
+                  .error()
+                  .code == EngineError::link_unavailable);
+  EXPECT_TRUE(host.failed());
+  EXPECT_EQ(open(2).error().code, EngineError::link_unavailable);  // Fail-stop: nothing runs.
+
+  set_failing(*control, false);
+  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(host.failed());
+  // The failed void left nothing behind: the engine is the one before it, rebuilt from storage.
+  EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
+  // The table retries the same request, and it goes through.
+  EXPECT_TRUE(host.run([](Engine& engine, Records& records) {
+                    return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
+                  })
+                  .ok());
+  EXPECT_GE(host.batches_committed(), 3u);
+  host.stop();
+}
+
+}  // namespace
+}  // namespace jackpot
