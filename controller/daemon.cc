@@ -158,7 +158,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   std::vector<std::unique_ptr<grpc::Service>> services;
   if (host) {
     services.push_back(make_table_service(*host));
-    services.push_back(make_admin_service(*host));
+    services.push_back(make_admin_service(*host, durability.get()));
   }
   for (const auto& service : services) builder.RegisterService(service.get());
   int grpc_port = 0;

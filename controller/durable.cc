@@ -1,10 +1,12 @@
 #include "controller/durable.h"
 
+#include <algorithm>
 #include <pqxx/pqxx>
 
 #include "controller/recovery.h"
 #include "storage/connection.h"
 #include "storage/record_writer.h"
+#include "storage/reports.h"
 #include "storage/state_loader.h"
 
 namespace jackpot {
@@ -90,6 +92,37 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
     connection_.reset();
     return false;
   }
+}
+
+Result<std::vector<std::pair<LinkId, LevelReconciliation>>, EngineFailure>
+PostgresDurability::reconcile(const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
+                              std::optional<std::int64_t> to_us) {
+  std::vector<std::pair<LinkId, LevelReconciliation>> report;
+  for (const LinkId& id : links) {
+    const bool known = std::any_of(config_.links.begin(), config_.links.end(),
+                                   [&](const LinkSettings& link) { return link.meters.id == id; });
+    if (!known) return EngineFailure{EngineError::unknown_link, "no link '" + id.value() + "'"};
+  }
+  try {
+    auto connection = storage::connect(dsn_);
+    for (const LinkSettings& link : config_.links) {
+      if (!links.empty() && std::find(links.begin(), links.end(), link.meters.id) == links.end()) {
+        continue;
+      }
+      const auto levels = static_cast<std::uint32_t>(link.meters.levels.size());
+      const auto period =
+          storage::load_period(*connection, link.meters.id.value(), levels, from_us, to_us);
+      for (std::uint32_t level = 1; level <= levels; ++level) {
+        report.emplace_back(link.meters.id,
+                            reconcile_level(level, period.start[level - 1], period.end[level - 1],
+                                            period.transfers));
+      }
+    }
+  } catch (const std::exception& error) {
+    return EngineFailure{EngineError::link_unavailable,
+                         std::string("cannot read the ledger: ") + error.what()};
+  }
+  return report;
 }
 
 std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {

@@ -12,7 +12,7 @@ namespace jackpot {
 
 // Durability on PostgreSQL: each batch of records in one transaction; the engine rebuilt from the
 // database at start and after a failure.
-class PostgresDurability final : public Durability {
+class PostgresDurability final : public Durability, public ReconciliationSource {
  public:
   PostgresDurability(std::string dsn, EngineConfig config, std::vector<Paytable> paytables,
                      Clock& clock, RandomSource& random);
@@ -23,6 +23,11 @@ class PostgresDurability final : public Durability {
 
   bool commit(const std::vector<Records>& batch, std::string& error) override;
   std::unique_ptr<Engine> recover(std::string& error) override;
+
+  // Reads on a connection of its own, so that reports never wait for or disturb commits.
+  Result<std::vector<std::pair<LinkId, LevelReconciliation>>, EngineFailure> reconcile(
+      const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
+      std::optional<std::int64_t> to_us) override;
 
  private:
   pqxx::connection& connection();

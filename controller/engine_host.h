@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "controller/engine.h"
+#include "meters/reconcile.h"
 
 namespace jackpot {
 
@@ -23,6 +24,17 @@ class Durability {
   // The engine as the durable state describes it, or nothing (with the reason) while that
   // cannot be read.
   virtual std::unique_ptr<Engine> recover(std::string& error) = 0;
+};
+
+// The auditor's reconciliation of levels over a period, from durable state.
+class ReconciliationSource {
+ public:
+  virtual ~ReconciliationSource() = default;
+  // One entry per level of each link (every link when `links` is empty); the period is
+  // [from_us, to_us) in Unix microseconds, open-ended where absent. An error says why.
+  virtual Result<std::vector<std::pair<LinkId, LevelReconciliation>>, EngineFailure> reconcile(
+      const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
+      std::optional<std::int64_t> to_us) = 0;
 };
 
 // The sequencer of docs/architecture.md §7. Commands run one at a time on the engine; their

@@ -228,9 +228,43 @@ class TableServiceImpl final : public pb::TableService::Service {
   EngineHost& host_;
 };
 
+std::optional<std::int64_t> unix_us(const google::protobuf::Timestamp& time, bool present) {
+  if (!present) return std::nullopt;
+  return time.seconds() * 1'000'000 + time.nanos() / 1'000;
+}
+
 class AdminServiceImpl final : public pb::AdminService::Service {
  public:
-  explicit AdminServiceImpl(EngineHost& host) : host_(host) {}
+  AdminServiceImpl(EngineHost& host, ReconciliationSource* reports)
+      : host_(host), reports_(reports) {}
+
+  Status GetReconciliationReport(ServerContext*, const pb::ReconciliationReportRequest* request,
+                                 pb::ReconciliationReport* response) override {
+    if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    std::vector<LinkId> links;
+    for (const auto& id : request->link_ids()) links.emplace_back(id);
+    const auto report =
+        reports_->reconcile(links, unix_us(request->from_time(), request->has_from_time()),
+                            unix_us(request->to_time(), request->has_to_time()));
+    if (!report) return to_status(report.error());
+    *response->mutable_from_time() = request->from_time();
+    *response->mutable_to_time() = request->to_time();
+    for (const auto& [link, level] : *report) {
+      auto* out = response->add_levels();
+      out->set_link_id(link.value());
+      out->set_level(level.level);
+      out->set_start_micros(level.start.micros());
+      out->set_contributions_micros(level.contributions.micros());
+      out->set_seeds_micros(level.seeds.micros());
+      out->set_overflow_in_micros(level.overflow_in.micros());
+      out->set_awards_micros(level.awards.micros());
+      out->set_overflow_out_micros(level.overflow_out.micros());
+      out->set_adjustments_micros(level.adjustments.micros());
+      out->set_end_micros(level.end.micros());
+      out->set_balanced(level.balanced);
+    }
+    return Status::OK;
+  }
 
   Status ListMeters(ServerContext*, const pb::ListMetersRequest* request,
                     pb::ListMetersResponse* response) override {
@@ -271,6 +305,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
 
  private:
   EngineHost& host_;
+  ReconciliationSource* reports_;
 };
 
 }  // namespace
@@ -279,8 +314,8 @@ std::unique_ptr<grpc::Service> make_table_service(EngineHost& host) {
   return std::make_unique<TableServiceImpl>(host);
 }
 
-std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host) {
-  return std::make_unique<AdminServiceImpl>(host);
+std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports) {
+  return std::make_unique<AdminServiceImpl>(host, reports);
 }
 
 }  // namespace jackpot

@@ -148,6 +148,7 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
   int settled = 0;
   int voided = 0;
   int percent_awards = 0;
+  std::int64_t net_units = 0;
   for (int n = 0; n < 300; ++n) {
     const std::string table = n % 2 == 0 ? "T1" : "T2";
     const std::uint64_t round = next_round[table]++;
@@ -176,6 +177,7 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
     pb::LockWagersResponse locked;
     ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &locked).ok());
     model.contribute(units);
+    net_units += units;
     // A replay answers byte for byte and changes nothing.
     pb::LockWagersResponse replayed;
     ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &replayed).ok());
@@ -189,6 +191,7 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
       pb::VoidRoundResponse void_response;
       ASSERT_TRUE(call(&pb::TableService::Stub::VoidRound, void_request, &void_response).ok());
       model.reverse(units);
+      net_units -= units;
       EXPECT_EQ(void_response.reversed_micros(), units * 175'000);
       ++voided;
     } else {
@@ -230,6 +233,22 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
   }
   EXPECT_EQ(settled + voided, 300);
   EXPECT_GT(percent_awards, 10);
+
+  // The auditor's reconciliation over the whole history balances and agrees with the model.
+  grpc::ClientContext context;
+  pb::ReconciliationReportRequest request;
+  pb::ReconciliationReport report;
+  ASSERT_TRUE(admin_->GetReconciliationReport(&context, request, &report).ok());
+  ASSERT_EQ(report.levels_size(), 1);
+  const auto& level = report.levels(0);
+  EXPECT_TRUE(level.balanced());
+  EXPECT_EQ(level.start_micros(), 0);
+  EXPECT_EQ(level.contributions_micros(), net_units * 175'000);
+  EXPECT_EQ(level.end_micros(), static_cast<std::int64_t>(model.meter + model.reserve));
+  EXPECT_EQ(level.start_micros() + level.contributions_micros() + level.seeds_micros() +
+                level.overflow_in_micros() + level.adjustments_micros() - level.awards_micros() -
+                level.overflow_out_micros(),
+            level.end_micros());
 }
 
 TEST_F(TableServiceEndToEnd, RefusesBadRequestsWithTheRightStatus) {
