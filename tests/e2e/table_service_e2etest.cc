@@ -101,7 +101,8 @@ class TableServiceEndToEnd : public ::testing::Test {
     ASSERT_TRUE(line) << daemon_->stderr_text();
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
-    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+    address_ = match[1];
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     table_ = pb::TableService::NewStub(channel);
     admin_ = pb::AdminService::NewStub(channel);
   }
@@ -126,6 +127,7 @@ class TableServiceEndToEnd : public ::testing::Test {
   }
 
   TestDatabase database_;
+  std::string address_;
   std::string floor_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::unique_ptr<pb::TableService::Stub> table_;
@@ -249,6 +251,18 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
                 level.overflow_in_micros() + level.adjustments_micros() - level.awards_micros() -
                 level.overflow_out_micros(),
             level.end_micros());
+
+  // The operator's command line prints the same report and exits 0 when everything balances.
+  FILE* pipe = popen(
+      (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " report").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string printed;
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
+  EXPECT_EQ(pclose(pipe), 0) << printed;
+  EXPECT_NE(printed.find("e2e-link level 1: start 0.000000 + contributions "), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("BALANCED"), std::string::npos) << printed;
 }
 
 TEST_F(TableServiceEndToEnd, RefusesBadRequestsWithTheRightStatus) {

@@ -1,0 +1,125 @@
+// jackpotd-admin: the operator's command line for a running jackpotd (AdminService).
+//
+//   jackpotd-admin [--target HOST:PORT] meters [LINK...]
+//   jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] [--to UNIX_SECONDS] [LINK...]
+//   jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON
+//
+// Amounts print as currency units with six decimals (micros), exactly as the ledger holds them.
+#include <grpcpp/grpcpp.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "jackpot/v1/admin.grpc.pb.h"
+
+namespace {
+
+namespace pb = ::jackpot::v1;
+
+std::string money(std::int64_t micros) {
+  const bool negative = micros < 0;
+  const std::uint64_t magnitude =
+      negative ? 0 - static_cast<std::uint64_t>(micros) : static_cast<std::uint64_t>(micros);
+  char text[48];
+  std::snprintf(text, sizeof text, "%s%llu.%06llu", negative ? "-" : "",
+                static_cast<unsigned long long>(magnitude / 1'000'000),
+                static_cast<unsigned long long>(magnitude % 1'000'000));
+  return text;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: jackpotd-admin [--target HOST:PORT] meters [LINK...]\n"
+               "       jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] "
+               "[--to UNIX_SECONDS] [LINK...]\n"
+               "       jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON\n");
+  return 2;
+}
+
+int failed(const grpc::Status& status) {
+  std::fprintf(stderr, "jackpotd-admin: %s\n", status.error_message().c_str());
+  return 1;
+}
+
+int meters(pb::AdminService::Stub& stub, const std::vector<std::string>& links) {
+  pb::ListMetersRequest request;
+  for (const auto& link : links) request.add_link_ids(link);
+  pb::ListMetersResponse response;
+  grpc::ClientContext context;
+  if (auto status = stub.ListMeters(&context, request, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf("%-16s %5s  %-24s %20s %20s\n", "link", "level", "name", "meter", "reserve");
+  for (const auto& level : response.levels()) {
+    std::printf("%-16s %5u  %-24s %20s %20s\n", level.link_id().c_str(), level.level(),
+                level.name().c_str(), money(level.meter_micros()).c_str(),
+                money(level.reserve_micros()).c_str());
+  }
+  return 0;
+}
+
+int report(pb::AdminService::Stub& stub, std::vector<std::string> args) {
+  pb::ReconciliationReportRequest request;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--from" || args[i] == "--to") && i + 1 < args.size()) {
+      auto* time = args[i] == "--from" ? request.mutable_from_time() : request.mutable_to_time();
+      time->set_seconds(std::stoll(args[++i]));
+    } else {
+      request.add_link_ids(args[i]);
+    }
+  }
+  pb::ReconciliationReport response;
+  grpc::ClientContext context;
+  if (auto status = stub.GetReconciliationReport(&context, request, &response); !status.ok()) {
+    return failed(status);
+  }
+  bool all_balanced = true;
+  for (const auto& level : response.levels()) {
+    std::printf(
+        "%s level %u: start %s + contributions %s + seeds %s + overflow in %s + "
+        "adjustments %s - awards %s - overflow out %s = end %s  %s\n",
+        level.link_id().c_str(), level.level(), money(level.start_micros()).c_str(),
+        money(level.contributions_micros()).c_str(), money(level.seeds_micros()).c_str(),
+        money(level.overflow_in_micros()).c_str(), money(level.adjustments_micros()).c_str(),
+        money(level.awards_micros()).c_str(), money(level.overflow_out_micros()).c_str(),
+        money(level.end_micros()).c_str(), level.balanced() ? "BALANCED" : "DOES NOT BALANCE");
+    all_balanced = all_balanced && level.balanced();
+  }
+  return all_balanced ? 0 : 3;
+}
+
+int link_status(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() != 3 || (args[1] != "open" && args[1] != "closed")) return usage();
+  pb::SetLinkStatusRequest request;
+  request.set_link_id(args[0]);
+  request.set_status(args[1] == "open" ? pb::LINK_STATUS_OPEN : pb::LINK_STATUS_CLOSED);
+  request.set_reason(args[2]);
+  pb::SetLinkStatusResponse response;
+  grpc::ClientContext context;
+  if (auto status = stub.SetLinkStatus(&context, request, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf("link %s is %s\n", args[0].c_str(), args[1].c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string target = "127.0.0.1:50051";
+  if (args.size() >= 2 && args[0] == "--target") {
+    target = args[1];
+    args.erase(args.begin(), args.begin() + 2);
+  }
+  if (args.empty()) return usage();
+  const std::string command = args[0];
+  args.erase(args.begin());
+  auto stub =
+      pb::AdminService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  if (command == "meters") return meters(*stub, args);
+  if (command == "report") return report(*stub, args);
+  if (command == "link") return link_status(*stub, args);
+  return usage();
+}
