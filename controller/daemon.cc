@@ -195,6 +195,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   server->Wait();
   if (host) host->stop();  // Writes what the last calls gathered.
   try {
+    // The start's connection may have broken during an outage since; a fresh one records it.
+    if (!db->is_open()) db = storage::connect(options.database_dsn);
     storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail: ") + error.what());
