@@ -135,6 +135,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
              " links, " + std::to_string(floor->tables.size()) +
              " tables; state from the database");
     host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
+    host->observe_commits([&metrics](std::size_t commands, double seconds, bool ok) {
+      metrics.observe_commit(commands, seconds, ok);
+    });
   }
 
   std::unique_ptr<prometheus::Exposer> exposer;

@@ -52,7 +52,13 @@ void EngineHost::commit_loop() {
     space_.notify_all();
     lock.unlock();
     std::string error;
+    const auto started = std::chrono::steady_clock::now();
     const bool ok = durability_->commit(batch, error);
+    if (observer_) {
+      observer_(batch.size(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                ok);
+    }
     lock.lock();
     if (ok) {
       committed_sequence_ = in_flight_;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -116,6 +117,11 @@ class EngineHost {
   std::uint64_t batches_committed();
   std::uint64_t commands_committed();
 
+  // Called by the committer after every commit attempt: the batch's commands, how long the
+  // commit took, whether it committed. Set before the first command; for metrics.
+  using CommitObserver = std::function<void(std::size_t commands, double seconds, bool ok)>;
+  void observe_commits(CommitObserver observer) { observer_ = std::move(observer); }
+
  private:
   static EngineFailure unavailable() {
     return EngineFailure{EngineError::link_unavailable,
@@ -148,6 +154,7 @@ class EngineHost {
   std::uint64_t status_version_ = 0;
   bool status_stopping_ = false;
 
+  CommitObserver observer_;
   std::thread committer_;
 };
 
