@@ -22,6 +22,18 @@ std::string round_name(const TableId& table, RoundId round) {
   return "round " + std::to_string(round.value()) + " at table " + table.value();
 }
 
+// The first answer when a command repeats with the same request; a refusal when the same ids
+// came with another request; nothing when the command has not run for this round yet.
+template <typename Request, typename Answer>
+std::optional<Result<Answer, EngineFailure>> replay(const std::optional<Request>& first_request,
+                                                    const std::optional<Answer>& first_answer,
+                                                    const Request& request,
+                                                    const std::string& differs) {
+  if (!first_answer) return std::nullopt;
+  if (*first_request == request) return Result<Answer, EngineFailure>(*first_answer);
+  return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs));
+}
+
 // A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.
 std::size_t weighted_draw(RandomSource& random, const std::vector<std::uint32_t>& weights,
                           std::size_t outcomes) {
@@ -243,6 +255,17 @@ Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id)
   return it->second.get();
 }
 
+Result<std::pair<Engine::TableState*, Engine::RoundState*>, EngineFailure> Engine::find_round(
+    const TableId& table_id, RoundId round_id) {
+  auto table = find_table(table_id);
+  if (!table) return table.error();
+  RoundState* round = (*table)->round(round_id);
+  if (round == nullptr) {
+    return failure(EngineError::round_not_found, round_name(table_id, round_id) + " is not open");
+  }
+  return std::pair{*table, round};
+}
+
 std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
   std::vector<LinkId> ids;
   const auto it = tables_.find(table.value());
@@ -423,18 +446,14 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
 
 Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequest& request,
                                                             Records& out) {
-  auto table_result = find_table(request.table);
-  if (!table_result) return table_result.error();
-  TableState& table = **table_result;
-  RoundState* round = table.round(request.round);
-  if (round == nullptr) {
-    return failure(EngineError::round_not_found,
-                   round_name(request.table, request.round) + " is not open");
-  }
-  if (round->lock_answer) {
-    if (*round->lock_request == request) return *round->lock_answer;
-    return failure(EngineError::replay_differs, round_name(request.table, request.round) +
-                                                    " was already locked with other wagers");
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState* round = found->second;
+  if (auto first = replay(
+          round->lock_request, round->lock_answer, request,
+          round_name(request.table, request.round) + " was already locked with other wagers")) {
+    return *first;
   }
   if (round->phase != RoundPhase::open) {
     return failure(EngineError::wrong_round_state,
@@ -658,18 +677,14 @@ const std::string kNoHand;
 
 Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundRequest& request,
                                                               Records& out) {
-  auto table_result = find_table(request.table);
-  if (!table_result) return table_result.error();
-  TableState& table = **table_result;
-  RoundState* round = table.round(request.round);
-  if (round == nullptr) {
-    return failure(EngineError::round_not_found,
-                   round_name(request.table, request.round) + " is not open");
-  }
-  if (round->settle_answer) {
-    if (*round->settle_request == request) return *round->settle_answer;
-    return failure(EngineError::replay_differs, round_name(request.table, request.round) +
-                                                    " was already settled with other hands");
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState* round = found->second;
+  if (auto first = replay(
+          round->settle_request, round->settle_answer, request,
+          round_name(request.table, request.round) + " was already settled with other hands")) {
+    return *first;
   }
   if (round->phase != RoundPhase::locked) {
     return failure(EngineError::wrong_round_state,
@@ -996,18 +1011,14 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
 
 Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest& request,
                                                           Records& out) {
-  auto table_result = find_table(request.table);
-  if (!table_result) return table_result.error();
-  TableState& table = **table_result;
-  RoundState* round = table.round(request.round);
-  if (round == nullptr) {
-    return failure(EngineError::round_not_found,
-                   round_name(request.table, request.round) + " is not open");
-  }
-  if (round->void_answer) {
-    if (*round->void_request == request) return *round->void_answer;
-    return failure(EngineError::replay_differs, round_name(request.table, request.round) +
-                                                    " was already voided for another reason");
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState* round = found->second;
+  if (auto first = replay(
+          round->void_request, round->void_answer, request,
+          round_name(request.table, request.round) + " was already voided for another reason")) {
+    return *first;
   }
   if (round->phase != RoundPhase::open && round->phase != RoundPhase::locked) {
     return failure(EngineError::wrong_round_state,

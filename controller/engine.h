@@ -84,6 +84,9 @@ class Engine {
   Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
 
   Result<TableState*, EngineFailure> find_table(const TableId& id);
+  // The table and the round (current or previous) a command names.
+  Result<std::pair<TableState*, RoundState*>, EngineFailure> find_round(const TableId& table,
+                                                                        RoundId round);
   LinkState* find_link(const LinkId& id);
   std::vector<LevelMeterView> meters_of_table(const TableState& table) const;
   void add_tables();

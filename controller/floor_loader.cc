@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "controller/text_format_errors.h"
 #include "jackpot/config/v1/floor.pb.h"
 
 namespace jackpot {
@@ -19,20 +20,6 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::TextFormat;
 
 constexpr std::uint32_t kMaxSeats = 20;
-
-// Collects the first syntax error with its position.
-class FirstError final : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (message_.empty())
-      message_ = std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
-  }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
 
 const FieldDescriptor* field_of(const Descriptor* descriptor, const char* name) {
   const FieldDescriptor* field = descriptor->FindFieldByName(name);
@@ -391,7 +378,7 @@ Result<EngineConfig, std::vector<std::string>> load_floor(std::string_view text,
                                                           const std::vector<Paytable>& paytables) {
   pb::Floor proto;
   TextFormat::ParseInfoTree tree;
-  FirstError errors;
+  FirstTextFormatError errors;
   TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   parser.WriteLocationsTo(&tree);

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "controller/text_format_errors.h"
 #include "jackpot/config/v1/paytable.pb.h"
 
 namespace jackpot {
@@ -14,20 +15,6 @@ namespace {
 namespace pb = ::jackpot::config::v1;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::TextFormat;
-
-// Collects the first syntax error with its position.
-class FirstError final : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (message_.empty())
-      message_ = std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
-  }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
 
 std::optional<GameRule> rule_of(pb::Game game) {
   switch (game) {
@@ -257,7 +244,7 @@ const std::vector<PaytableSource>& embedded_paytables() {
 Result<Paytable, PaytableError> load_paytable(std::string_view text, std::string_view origin) {
   pb::Paytable proto;
   TextFormat::ParseInfoTree tree;
-  FirstError errors;
+  FirstTextFormatError errors;
   TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   parser.WriteLocationsTo(&tree);

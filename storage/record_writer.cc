@@ -3,6 +3,7 @@
 #include <ctime>
 #include <optional>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <tuple>
 
 namespace jackpot::storage {
@@ -294,6 +295,22 @@ std::string_view draw_kind_name(DrawKind kind) {
       return "dynamic_option";
   }
   return "unknown";
+}
+
+AccountKind account_kind_named(const std::string& name) {
+  for (int kind = 0; kind <= static_cast<int>(AccountKind::reserve); ++kind) {
+    if (to_string(static_cast<AccountKind>(kind)) == name) return static_cast<AccountKind>(kind);
+  }
+  throw std::runtime_error("unknown account kind '" + name + "' in the database");
+}
+
+TransferKind transfer_kind_named(const std::string& name) {
+  for (int kind = 0; kind <= static_cast<int>(TransferKind::tray_pay_reversal); ++kind) {
+    if (to_string(static_cast<TransferKind>(kind)) == name) {
+      return static_cast<TransferKind>(kind);
+    }
+  }
+  throw std::runtime_error("unknown transfer kind '" + name + "' in the database");
 }
 
 void write_links(pqxx::work& tx, const std::vector<LinkRow>& links) {

@@ -32,4 +32,8 @@ std::string_view award_kind_name(AwardKind kind);
 std::string_view draw_kind_name(DrawKind kind);
 std::string_view link_status_name(LinkStatus status);
 
+// The enum values named as the database stores them; throws on a name it does not know.
+AccountKind account_kind_named(const std::string& name);
+TransferKind transfer_kind_named(const std::string& name);
+
 }  // namespace jackpot::storage

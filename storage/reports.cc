@@ -7,22 +7,6 @@
 namespace jackpot::storage {
 namespace {
 
-AccountKind account_kind(const std::string& name) {
-  for (int kind = 0; kind <= static_cast<int>(AccountKind::reserve); ++kind) {
-    if (to_string(static_cast<AccountKind>(kind)) == name) return static_cast<AccountKind>(kind);
-  }
-  throw std::runtime_error("unknown account kind " + name);
-}
-
-TransferKind transfer_kind(const std::string& name) {
-  for (int kind = 0; kind <= static_cast<int>(TransferKind::tray_pay_reversal); ++kind) {
-    if (to_string(static_cast<TransferKind>(kind)) == name) {
-      return static_cast<TransferKind>(kind);
-    }
-  }
-  throw std::runtime_error("unknown transfer kind " + name);
-}
-
 // Each level's holdings from the transfers posted before `bound` (all of them when null).
 std::vector<Money> holdings_before(pqxx::transaction_base& tx, const std::string& link_id,
                                    std::uint32_t levels, const std::optional<std::string>& bound) {
@@ -68,12 +52,12 @@ PeriodTransfers load_period(pqxx::connection& connection, const std::string& lin
   for (const auto& row : rows) {
     Transfer t;
     t.id = TransferId(static_cast<std::uint64_t>(row[0].as<std::int64_t>()));
-    t.debit = {account_kind(row[1].as<std::string>()),
+    t.debit = {account_kind_named(row[1].as<std::string>()),
                static_cast<std::uint32_t>(row[2].as<std::int64_t>())};
-    t.credit = {account_kind(row[3].as<std::string>()),
+    t.credit = {account_kind_named(row[3].as<std::string>()),
                 static_cast<std::uint32_t>(row[4].as<std::int64_t>())};
     t.amount = Money::from_micros(row[5].as<std::int64_t>());
-    t.kind = transfer_kind(row[6].as<std::string>());
+    t.kind = transfer_kind_named(row[6].as<std::string>());
     period.transfers.push_back(t);
   }
   return period;

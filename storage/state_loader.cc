@@ -9,22 +9,6 @@
 namespace jackpot::storage {
 namespace {
 
-AccountKind account_kind(const std::string& name) {
-  for (int kind = 0; kind <= static_cast<int>(AccountKind::reserve); ++kind) {
-    if (to_string(static_cast<AccountKind>(kind)) == name) return static_cast<AccountKind>(kind);
-  }
-  throw std::runtime_error("unknown account kind " + name + " in the database");
-}
-
-TransferKind transfer_kind(const std::string& name) {
-  for (int kind = 0; kind <= static_cast<int>(TransferKind::tray_pay_reversal); ++kind) {
-    if (to_string(static_cast<TransferKind>(kind)) == name) {
-      return static_cast<TransferKind>(kind);
-    }
-  }
-  throw std::runtime_error("unknown transfer kind " + name + " in the database");
-}
-
 template <typename Enum, typename Namer>
 Enum named(const std::string& name, Enum last, Namer namer) {
   for (int value = 0; value <= static_cast<int>(last); ++value) {
@@ -46,10 +30,10 @@ std::string bytes(const pqxx::field& field) { return pqxx::binarystring(field).s
 Transfer transfer_of(const pqxx::row& row, int first) {
   Transfer t;
   t.id = TransferId(u64(row[first]));
-  t.debit = {account_kind(row[first + 1].as<std::string>()), u32(row[first + 2])};
-  t.credit = {account_kind(row[first + 3].as<std::string>()), u32(row[first + 4])};
+  t.debit = {account_kind_named(row[first + 1].as<std::string>()), u32(row[first + 2])};
+  t.credit = {account_kind_named(row[first + 3].as<std::string>()), u32(row[first + 4])};
   t.amount = Money::from_micros(row[first + 5].as<std::int64_t>());
-  t.kind = transfer_kind(row[first + 6].as<std::string>());
+  t.kind = transfer_kind_named(row[first + 6].as<std::string>());
   t.origin = {u64(row[first + 7]), u64(row[first + 8])};
   t.corrects = TransferId(u64(row[first + 9]));
   return t;
@@ -68,7 +52,7 @@ void load_links(pqxx::transaction_base& tx, StoredState& state) {
   for (const auto& row : tx.exec("SELECT link_id, account_kind::text, level, balance_micros "
                                  "FROM account_balances ORDER BY link_id, account_kind, level")) {
     state.links[index.at(row[0].as<std::string>())].balances.emplace_back(
-        AccountRef{account_kind(row[1].as<std::string>()), u32(row[2])},
+        AccountRef{account_kind_named(row[1].as<std::string>()), u32(row[2])},
         Money::from_micros(row[3].as<std::int64_t>()));
   }
   for (const auto& row :
