@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 namespace jackpot::storage {
 namespace {
@@ -16,12 +17,62 @@ std::optional<std::int64_t> positive_or_null(std::uint64_t value) {
 
 std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_hex(bytes); }
 
-void write_rounds(pqxx::work& tx, const Records& records) {
+// All rows of a batch become one multi-row INSERT per table, and all of those one string that
+// goes to the server in a single round trip: a batch used to take two round trips per table
+// with COPY, which was half of its write time.
+struct Batch {
+  pqxx::work& tx;
+  std::string sql;
+};
+
+std::string literal(Batch& batch, const std::string& value) {
+  return "'" + batch.tx.esc(value) + "'";
+}
+std::string literal(Batch&, std::int64_t value) { return std::to_string(value); }
+std::string literal(Batch&, bool value) { return value ? "true" : "false"; }
+template <typename T>
+std::string literal(Batch& batch, const std::optional<T>& value) {
+  return value ? literal(batch, *value) : "NULL";
+}
+
+class Rows {
+ public:
+  Rows(Batch& batch, const std::string& table, const std::vector<std::string>& columns)
+      : batch_(batch) {
+    head_ = "INSERT INTO " + table + " (";
+    for (std::size_t i = 0; i < columns.size(); ++i) head_ += (i > 0 ? ", " : "") + columns[i];
+    head_ += ") VALUES ";
+  }
+
+  template <typename Tuple>
+  Rows& operator<<(const Tuple& row) {
+    values_ += values_.empty() ? "(" : ",(";
+    bool first = true;
+    std::apply(
+        [&](const auto&... field) {
+          ((values_ += (first ? "" : ","), values_ += literal(batch_, field), first = false), ...);
+        },
+        row);
+    values_ += ")";
+    return *this;
+  }
+
+  void complete() {
+    if (values_.empty()) return;
+    batch_.sql += head_ + values_ + ";\n";
+  }
+
+ private:
+  Batch& batch_;
+  std::string head_;
+  std::string values_;
+};
+
+void write_rounds(Batch& tx, const Records& records) {
   bool any_open = false;
   for (const RoundRecord& round : records.rounds) any_open |= round.phase == RoundPhase::open;
   if (any_open) {
-    pqxx::stream_to rows(tx, "rounds",
-                         std::vector<std::string>{"round_key", "table_id", "round_id"});
+    Rows rows(tx, "rounds", std::vector<std::string>{"round_key", "table_id", "round_id"});
     for (const RoundRecord& round : records.rounds) {
       if (round.phase != RoundPhase::open) continue;
       rows << std::make_tuple(static_cast<std::int64_t>(round.round_key), round.table.value(),
@@ -30,8 +81,7 @@ void write_rounds(pqxx::work& tx, const Records& records) {
     rows.complete();
   }
   if (records.rounds.empty()) return;
-  pqxx::stream_to events(tx, "round_events",
-                         std::vector<std::string>{"round_key", "phase", "at", "reason"});
+  Rows events(tx, "round_events", std::vector<std::string>{"round_key", "phase", "at", "reason"});
   for (const RoundRecord& round : records.rounds) {
     events << std::make_tuple(static_cast<std::int64_t>(round.round_key),
                               std::string(phase_name(round.phase)), timestamp_text(round.time_us),
@@ -40,11 +90,10 @@ void write_rounds(pqxx::work& tx, const Records& records) {
   events.complete();
 }
 
-void write_wagers_and_hands(pqxx::work& tx, const Records& records) {
+void write_wagers_and_hands(Batch& tx, const Records& records) {
   if (!records.wagers.empty()) {
-    pqxx::stream_to rows(
-        tx, "wagers",
-        std::vector<std::string>{"round_key", "seat", "link_id", "amount_micros", "units"});
+    Rows rows(tx, "wagers",
+              std::vector<std::string>{"round_key", "seat", "link_id", "amount_micros", "units"});
     for (const WagerRecord& wager : records.wagers) {
       rows << std::make_tuple(static_cast<std::int64_t>(wager.round_key),
                               static_cast<std::int64_t>(wager.seat), wager.link.value(),
@@ -53,7 +102,7 @@ void write_wagers_and_hands(pqxx::work& tx, const Records& records) {
     rows.complete();
   }
   if (!records.hands.empty()) {
-    pqxx::stream_to rows(
+    Rows rows(
         tx, "hands",
         std::vector<std::string>{"round_key", "seat", "link_id", "cards", "dealer_keyed", "hand"});
     for (const HandRecord& hand : records.hands) {
@@ -65,13 +114,13 @@ void write_wagers_and_hands(pqxx::work& tx, const Records& records) {
   }
 }
 
-void write_draws(pqxx::work& tx, const Records& records) {
+void write_draws(Batch& tx, const Records& records) {
   if (records.draws.empty()) return;
-  pqxx::stream_to rows(tx, "draws",
-                       std::vector<std::string>{"draw_id", "round_key", "link_id", "level", "kind",
-                                                "inputs", "outcome", "trigger_point_micros",
-                                                "trigger_salt", "trigger_commitment", "drawn_at",
-                                                "trigger_above_micros", "trigger_up_to_micros"});
+  Rows rows(tx, "draws",
+            std::vector<std::string>{"draw_id", "round_key", "link_id", "level", "kind", "inputs",
+                                     "outcome", "trigger_point_micros", "trigger_salt",
+                                     "trigger_commitment", "drawn_at", "trigger_above_micros",
+                                     "trigger_up_to_micros"});
   for (const DrawRecord& draw : records.draws) {
     std::optional<std::int64_t> point;
     std::optional<std::string> salt;
@@ -93,13 +142,12 @@ void write_draws(pqxx::work& tx, const Records& records) {
   rows.complete();
 }
 
-void write_transfers(pqxx::work& tx, const Records& records) {
+void write_transfers(Batch& tx, const Records& records) {
   if (records.transfers.empty()) return;
-  pqxx::stream_to rows(
-      tx, "transfers",
-      std::vector<std::string>{"link_id", "transfer_id", "debit_kind", "debit_level", "credit_kind",
-                               "credit_level", "amount_micros", "kind", "round_key", "payout_id",
-                               "corrects"});
+  Rows rows(tx, "transfers",
+            std::vector<std::string>{"link_id", "transfer_id", "debit_kind", "debit_level",
+                                     "credit_kind", "credit_level", "amount_micros", "kind",
+                                     "round_key", "payout_id", "corrects"});
   for (const TransferRecord& record : records.transfers) {
     const Transfer& t = record.transfer;
     rows << std::make_tuple(
@@ -115,18 +163,17 @@ void write_transfers(pqxx::work& tx, const Records& records) {
 // A payout record is a new payout (no approvals yet, not rejected) or a change of state. Its
 // events are numbered from the record alone: 1 at creation, then one per approval, then the
 // end, so that a batch is written with COPY and no look-up.
-void write_payouts(pqxx::work& tx, const Records& records) {
+void write_payouts(Batch& tx, const Records& records) {
   if (records.payouts.empty()) return;
   bool any_new = false;
   for (const Payout& payout : records.payouts) {
     any_new |= payout.approved_by.empty() && payout.state != PayoutState::rejected;
   }
   if (any_new) {
-    pqxx::stream_to rows(
-        tx, "payouts",
-        std::vector<std::string>{"payout_id", "table_id", "round_id", "seat", "link_id", "kind",
-                                 "level", "hand", "amount_micros", "approvals_required",
-                                 "award_transfer_id", "created_at"});
+    Rows rows(tx, "payouts",
+              std::vector<std::string>{"payout_id", "table_id", "round_id", "seat", "link_id",
+                                       "kind", "level", "hand", "amount_micros",
+                                       "approvals_required", "award_transfer_id", "created_at"});
     for (const Payout& payout : records.payouts) {
       if (!payout.approved_by.empty() || payout.state == PayoutState::rejected) continue;
       rows << std::make_tuple(
@@ -140,9 +187,8 @@ void write_payouts(pqxx::work& tx, const Records& records) {
     }
     rows.complete();
   }
-  pqxx::stream_to events(
-      tx, "payout_events",
-      std::vector<std::string>{"payout_id", "seq", "state", "supervisor", "reason"});
+  Rows events(tx, "payout_events",
+              std::vector<std::string>{"payout_id", "seq", "state", "supervisor", "reason"});
   for (const Payout& payout : records.payouts) {
     const auto approvals = static_cast<std::int64_t>(payout.approved_by.size());
     std::string state = "pending";
@@ -175,10 +221,10 @@ std::string_view command_name(CommandKind command) {
 }
 
 // Answers, Dynamic Pay selections, Must-Hit-By hits and link status changes.
-void write_recovery_rows(pqxx::work& tx, const Records& records) {
+void write_recovery_rows(Batch& tx, const Records& records) {
   if (!records.answers.empty()) {
-    pqxx::stream_to rows(tx, "command_answers",
-                         std::vector<std::string>{"round_key", "command", "request", "answer"});
+    Rows rows(tx, "command_answers",
+              std::vector<std::string>{"round_key", "command", "request", "answer"});
     for (const AnswerRecord& answer : records.answers) {
       const auto* request = reinterpret_cast<const std::uint8_t*>(answer.request.data());
       const auto* body = reinterpret_cast<const std::uint8_t*>(answer.answer.data());
@@ -189,8 +235,8 @@ void write_recovery_rows(pqxx::work& tx, const Records& records) {
     rows.complete();
   }
   if (!records.dynamic_pays.empty()) {
-    pqxx::stream_to rows(tx, "dynamic_pays",
-                         std::vector<std::string>{"round_key", "link_id", "row_index", "option"});
+    Rows rows(tx, "dynamic_pays",
+              std::vector<std::string>{"round_key", "link_id", "row_index", "option"});
     for (const DynamicPayRecord& pay : records.dynamic_pays) {
       rows << std::make_tuple(static_cast<std::int64_t>(pay.round_key), pay.link.value(),
                               static_cast<std::int64_t>(pay.row),
@@ -199,10 +245,9 @@ void write_recovery_rows(pqxx::work& tx, const Records& records) {
     rows.complete();
   }
   if (!records.hits.empty()) {
-    pqxx::stream_to rows(
-        tx, "must_hit_by_hits",
-        std::vector<std::string>{"round_key", "link_id", "level", "seat", "amount_micros",
-                                 "award_transfer_id", "draw_id", "payout_id"});
+    Rows rows(tx, "must_hit_by_hits",
+              std::vector<std::string>{"round_key", "link_id", "level", "seat", "amount_micros",
+                                       "award_transfer_id", "draw_id", "payout_id"});
     for (const MustHitByHitRecord& hit : records.hits) {
       rows << std::make_tuple(
           static_cast<std::int64_t>(hit.round_key), hit.link.value(),
@@ -212,12 +257,12 @@ void write_recovery_rows(pqxx::work& tx, const Records& records) {
     }
     rows.complete();
   }
+  Rows statuses(tx, "link_status_events", std::vector<std::string>{"link_id", "status", "at"});
   for (const LinkStatusRecord& status : records.link_statuses) {
-    tx.exec_params(
-        "INSERT INTO link_status_events (link_id, status, at) VALUES ($1, $2, $3::timestamptz)",
-        status.link.value(), std::string(link_status_name(status.status)),
-        timestamp_text(status.time_us));
+    statuses << std::make_tuple(status.link.value(), std::string(link_status_name(status.status)),
+                                timestamp_text(status.time_us));
   }
+  statuses.complete();
 }
 
 }  // namespace
@@ -321,12 +366,14 @@ void write_links(pqxx::work& tx, const std::vector<LinkRow>& links) {
 }
 
 void write_records(pqxx::work& tx, const Records& records) {
-  write_rounds(tx, records);
-  write_wagers_and_hands(tx, records);
-  write_draws(tx, records);
-  write_transfers(tx, records);
-  write_payouts(tx, records);
-  write_recovery_rows(tx, records);
+  Batch batch{tx, {}};
+  write_rounds(batch, records);
+  write_wagers_and_hands(batch, records);
+  write_draws(batch, records);
+  write_transfers(batch, records);
+  write_payouts(batch, records);
+  write_recovery_rows(batch, records);
+  if (!batch.sql.empty()) tx.exec(batch.sql);
 }
 
 }  // namespace jackpot::storage
