@@ -21,4 +21,62 @@ bool Records::empty() const {
          link_statuses.empty();
 }
 
+std::string_view to_string(RoundPhase phase) {
+  switch (phase) {
+    case RoundPhase::open:
+      return "open";
+    case RoundPhase::locked:
+      return "locked";
+    case RoundPhase::settled:
+      return "settled";
+    case RoundPhase::voided:
+      return "voided";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(AwardKind kind) {
+  switch (kind) {
+    case AwardKind::percent:
+      return "percent";
+    case AwardKind::fixed:
+      return "fixed";
+    case AwardKind::dynamic:
+      return "dynamic";
+    case AwardKind::must_hit_by:
+      return "must_hit_by";
+    case AwardKind::envy:
+      return "envy";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(DrawKind kind) {
+  switch (kind) {
+    case DrawKind::must_hit_by_winner:
+      return "must_hit_by_winner";
+    case DrawKind::hidden_trigger:
+      return "hidden_trigger";
+    case DrawKind::dynamic_count:
+      return "dynamic_count";
+    case DrawKind::dynamic_hand:
+      return "dynamic_hand";
+    case DrawKind::dynamic_option:
+      return "dynamic_option";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LinkStatus status) {
+  switch (status) {
+    case LinkStatus::open:
+      return "open";
+    case LinkStatus::closed:
+      return "closed";
+    case LinkStatus::unavailable:
+      return "unavailable";
+  }
+  return "unknown";
+}
+
 }  // namespace jackpot

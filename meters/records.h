@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "meters/hidden_trigger.h"
@@ -134,6 +135,12 @@ struct LinkStatusRecord {
   LinkStatus status = LinkStatus::open;
   std::int64_t time_us = 0;
 };
+
+// Names as the database and the logs use them: "open", "must_hit_by", "hidden_trigger", ...
+std::string_view to_string(RoundPhase phase);
+std::string_view to_string(AwardKind kind);
+std::string_view to_string(DrawKind kind);
+std::string_view to_string(LinkStatus status);
 
 // The records of one command; the caller clears it between commands it persists separately.
 struct Records {

@@ -84,7 +84,7 @@ void write_rounds(Batch& tx, const Records& records) {
   Rows events(tx, "round_events", std::vector<std::string>{"round_key", "phase", "at", "reason"});
   for (const RoundRecord& round : records.rounds) {
     events << std::make_tuple(static_cast<std::int64_t>(round.round_key),
-                              std::string(phase_name(round.phase)), timestamp_text(round.time_us),
+                              std::string(to_string(round.phase)), timestamp_text(round.time_us),
                               round.reason);
   }
   events.complete();
@@ -136,8 +136,8 @@ void write_draws(Batch& tx, const Records& records) {
     }
     rows << std::make_tuple(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
                             draw.link.value(), static_cast<std::int64_t>(draw.level),
-                            std::string(draw_kind_name(draw.kind)), draw.inputs, draw.outcome,
-                            point, salt, commitment, timestamp_text(draw.time_us), above, up_to);
+                            std::string(to_string(draw.kind)), draw.inputs, draw.outcome, point,
+                            salt, commitment, timestamp_text(draw.time_us), above, up_to);
   }
   rows.complete();
 }
@@ -179,7 +179,7 @@ void write_payouts(Batch& tx, const Records& records) {
       rows << std::make_tuple(
           static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
           static_cast<std::int64_t>(payout.round.value()), static_cast<std::int64_t>(payout.seat),
-          payout.link.value(), std::string(award_kind_name(payout.kind)),
+          payout.link.value(), std::string(to_string(payout.kind)),
           static_cast<std::int64_t>(payout.level), payout.hand, payout.amount.micros(),
           static_cast<std::int64_t>(payout.approvals_required),
           static_cast<std::int64_t>(payout.award_transfer.value()),
@@ -259,25 +259,13 @@ void write_recovery_rows(Batch& tx, const Records& records) {
   }
   Rows statuses(tx, "link_status_events", std::vector<std::string>{"link_id", "status", "at"});
   for (const LinkStatusRecord& status : records.link_statuses) {
-    statuses << std::make_tuple(status.link.value(), std::string(link_status_name(status.status)),
+    statuses << std::make_tuple(status.link.value(), std::string(to_string(status.status)),
                                 timestamp_text(status.time_us));
   }
   statuses.complete();
 }
 
 }  // namespace
-
-std::string_view link_status_name(LinkStatus status) {
-  switch (status) {
-    case LinkStatus::open:
-      return "open";
-    case LinkStatus::closed:
-      return "closed";
-    case LinkStatus::unavailable:
-      return "unavailable";
-  }
-  return "unknown";
-}
 
 std::string timestamp_text(std::int64_t unix_us) {
   std::int64_t seconds = unix_us / 1'000'000;
@@ -294,52 +282,6 @@ std::string timestamp_text(std::int64_t unix_us) {
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
                 static_cast<long long>(micros));
   return text;
-}
-
-std::string_view phase_name(RoundPhase phase) {
-  switch (phase) {
-    case RoundPhase::open:
-      return "open";
-    case RoundPhase::locked:
-      return "locked";
-    case RoundPhase::settled:
-      return "settled";
-    case RoundPhase::voided:
-      return "voided";
-  }
-  return "unknown";
-}
-
-std::string_view award_kind_name(AwardKind kind) {
-  switch (kind) {
-    case AwardKind::percent:
-      return "percent";
-    case AwardKind::fixed:
-      return "fixed";
-    case AwardKind::dynamic:
-      return "dynamic";
-    case AwardKind::must_hit_by:
-      return "must_hit_by";
-    case AwardKind::envy:
-      return "envy";
-  }
-  return "unknown";
-}
-
-std::string_view draw_kind_name(DrawKind kind) {
-  switch (kind) {
-    case DrawKind::must_hit_by_winner:
-      return "must_hit_by_winner";
-    case DrawKind::hidden_trigger:
-      return "hidden_trigger";
-    case DrawKind::dynamic_count:
-      return "dynamic_count";
-    case DrawKind::dynamic_hand:
-      return "dynamic_hand";
-    case DrawKind::dynamic_option:
-      return "dynamic_option";
-  }
-  return "unknown";
 }
 
 AccountKind account_kind_named(const std::string& name) {

@@ -27,11 +27,6 @@ void write_records(pqxx::work& tx, const Records& records);
 // "2026-11-29 17:05:29.123456+00" for microseconds since the Unix epoch.
 std::string timestamp_text(std::int64_t unix_us);
 
-std::string_view phase_name(RoundPhase phase);
-std::string_view award_kind_name(AwardKind kind);
-std::string_view draw_kind_name(DrawKind kind);
-std::string_view link_status_name(LinkStatus status);
-
 // The enum values named as the database stores them; throws on a name it does not know.
 AccountKind account_kind_named(const std::string& name);
 TransferKind transfer_kind_named(const std::string& name);

@@ -76,7 +76,8 @@ void load_links(pqxx::transaction_base& tx, StoredState& state) {
   for (const auto& row : tx.exec("SELECT DISTINCT ON (link_id) link_id, status FROM "
                                  "link_status_events ORDER BY link_id, seq DESC")) {
     state.links[index.at(row[0].as<std::string>())].status =
-        named(row[1].as<std::string>(), LinkStatus::unavailable, link_status_name);
+        named(row[1].as<std::string>(), LinkStatus::unavailable,
+              [](LinkStatus v) { return to_string(v); });
   }
 }
 
@@ -138,7 +139,8 @@ void load_rounds(pqxx::transaction_base& tx, StoredState& state) {
     round.round_key = u64(row[0]);
     round.table = TableId(row[1].as<std::string>());
     round.round = RoundId(u64(row[2]));
-    round.phase = named(row[3].as<std::string>(), RoundPhase::voided, phase_name);
+    round.phase = named(row[3].as<std::string>(), RoundPhase::voided,
+                        [](RoundPhase v) { return to_string(v); });
     load_round_details(tx, round);
     state.rounds.push_back(std::move(round));
   }
@@ -161,7 +163,8 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
     payout.round = RoundId(u64(row[2]));
     payout.seat = u32(row[3]);
     payout.link = LinkId(row[4].as<std::string>());
-    payout.kind = named(row[5].as<std::string>(), AwardKind::envy, award_kind_name);
+    payout.kind =
+        named(row[5].as<std::string>(), AwardKind::envy, [](AwardKind v) { return to_string(v); });
     payout.level = u32(row[6]);
     payout.hand = row[7].as<std::string>();
     payout.amount = Money::from_micros(row[8].as<std::int64_t>());

@@ -74,22 +74,6 @@ std::string error_name(EngineError code) {
   return "?";
 }
 
-std::string kind_name(AwardKind kind) {
-  switch (kind) {
-    case AwardKind::percent:
-      return "percent";
-    case AwardKind::fixed:
-      return "fixed";
-    case AwardKind::dynamic:
-      return "dynamic";
-    case AwardKind::must_hit_by:
-      return "must_hit_by";
-    case AwardKind::envy:
-      return "envy";
-  }
-  return "?";
-}
-
 std::vector<std::string> sorted(std::vector<std::string> lines) {
   std::sort(lines.begin(), lines.end());
   return lines;
@@ -196,7 +180,8 @@ std::vector<std::string> award_lines(const SettleRoundAnswer& answer) {
   std::vector<std::string> lines;
   for (const SeatResultView& result : answer.results) {
     for (const AwardView& award : result.awards) {
-      std::string line = "seat " + std::to_string(result.seat) + " " + kind_name(award.kind);
+      std::string line =
+          "seat " + std::to_string(result.seat) + " " + std::string(to_string(award.kind));
       if (award.kind == AwardKind::percent || award.kind == AwardKind::must_hit_by) {
         line += " L" + std::to_string(award.level);
       }
