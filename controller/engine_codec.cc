@@ -103,8 +103,7 @@ class Writer {
   void put(Money value) { put(value.micros()); }
   template <typename Tag, typename T>
   void put(StrongId<Tag, T>& value) {
-    T copy = value.value();
-    put(copy);
+    put(const_cast<T&>(value.value()));  // Read only, like every put().
   }
   template <typename E>
   requires std::is_enum_v<E>
@@ -222,8 +221,10 @@ class Reader {
 template <typename T>
 std::string encode_any(const T& value) {
   Writer writer;
-  T copy = value;
-  fields(writer, copy);
+  writer.bytes.reserve(256);
+  // The member lists take non-const references so that the reader can fill them; the writer
+  // only reads, so no copy of the message is needed.
+  fields(writer, const_cast<T&>(value));
   return std::move(writer.bytes);
 }
 
