@@ -8,12 +8,15 @@
 #include <prometheus/registry.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <pqxx/pqxx>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "controller/daemon_metrics.h"
 #include "controller/durable.h"
@@ -135,8 +138,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
              " links, " + std::to_string(floor->tables.size()) +
              " tables; state from the database");
     host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
-    host->observe_commits([&metrics](std::size_t commands, double seconds, bool ok) {
-      metrics.observe_commit(commands, seconds, ok);
+    host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
+      metrics.observe_commit(batch, seconds, ok);
     });
   }
 
@@ -189,7 +192,34 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
               exposer ? ("http://" + metrics_address + "/metrics").c_str() : "off");
   std::fflush(stdout);
 
+  // Meters and pending payouts for the metrics endpoint, read once a second.
+  std::mutex poll_mutex;
+  std::condition_variable poll_stop;
+  bool stopping = false;
+  std::thread poller;
+  if (host) {
+    poller = std::thread([&] {
+      std::unique_lock lock(poll_mutex);
+      do {
+        lock.unlock();
+        const auto [meters, pending] = host->read([](const Engine& engine) {
+          return std::pair{engine.meters(), engine.pending_payouts().size()};
+        });
+        metrics.observe_state(meters, pending);
+        lock.lock();
+      } while (!poll_stop.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; }));
+    });
+  }
+
   const int signal_number = wait_for_signal(signals);
+  if (poller.joinable()) {
+    {
+      std::lock_guard lock(poll_mutex);
+      stopping = true;
+    }
+    poll_stop.notify_all();
+    poller.join();
+  }
   const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
   log_line("received " + signal_name + ", stopping");
   server->GetHealthCheckService()->SetServingStatus(false);

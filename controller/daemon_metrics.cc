@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
+#include <map>
+#include <string>
 
 namespace jackpot {
 
@@ -40,6 +42,31 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                          .Help("Batches that did not commit (each stops the daemon serving)")
                          .Register(*registry_)
                          .Add({});
+  rounds_ = &prometheus::BuildCounter()
+                 .Name("jackpotd_rounds_total")
+                 .Help("Round phases made durable, by phase")
+                 .Register(*registry_);
+  contributions_ = &prometheus::BuildCounter()
+                        .Name("jackpotd_contributions_total")
+                        .Help("Contributions to meters and reserves, in currency units")
+                        .Register(*registry_);
+  awards_ = &prometheus::BuildCounter()
+                 .Name("jackpotd_awards_total")
+                 .Help("Awards decided (one payout each), by link and kind")
+                 .Register(*registry_);
+  awards_cents_ = &prometheus::BuildCounter()
+                       .Name("jackpotd_awards_cents_total")
+                       .Help("Amount of the awards decided, in cents")
+                       .Register(*registry_);
+  meters_ = &prometheus::BuildGauge()
+                 .Name("jackpotd_meter")
+                 .Help("Each level's meter, in currency units")
+                 .Register(*registry_);
+  pending_payouts_ = &prometheus::BuildGauge()
+                          .Name("jackpotd_pending_payouts")
+                          .Help("Payouts waiting for a supervisor")
+                          .Register(*registry_)
+                          .Add({});
   start_time_seconds_ = &prometheus::BuildGauge()
                              .Name("jackpotd_start_time_seconds")
                              .Help("Unix time at which the daemon started serving")
@@ -51,13 +78,45 @@ void DaemonMetrics::set_schema_version(int version) {
   schema_version_->Set(static_cast<double>(version));
 }
 
-void DaemonMetrics::observe_commit(std::size_t commands, double seconds, bool ok) {
+void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double seconds, bool ok) {
   if (!ok) {
     commits_failed_->Increment();
     return;
   }
   commit_latency_seconds_->Observe(seconds);
-  batch_commands_->Observe(static_cast<double>(commands));
+  batch_commands_->Observe(static_cast<double>(batch.size()));
+  for (const Records& records : batch) {
+    for (const RoundRecord& round : records.rounds) {
+      rounds_->Add({{"phase", std::string(to_string(round.phase))}}).Increment();
+    }
+    for (const TransferRecord& record : records.transfers) {
+      const Transfer& t = record.transfer;
+      if (t.kind == TransferKind::contribution || t.kind == TransferKind::contribution_reversal) {
+        const double sign = t.kind == TransferKind::contribution ? 1 : -1;
+        // A counter only rises: reversals are counted on their own series.
+        contributions_
+            ->Add({{"link", record.link.value()},
+                   {"direction", sign > 0 ? "contributed" : "reversed"}})
+            .Increment(static_cast<double>(t.amount.micros()) / 1e6);
+      }
+    }
+    for (const Payout& payout : records.payouts) {
+      if (!payout.approved_by.empty() || payout.state == PayoutState::rejected) continue;
+      const std::map<std::string, std::string> labels = {
+          {"link", payout.link.value()}, {"kind", std::string(to_string(payout.kind))}};
+      awards_->Add(labels).Increment();
+      awards_cents_->Add(labels).Increment(static_cast<double>(payout.amount.cents_floor()));
+    }
+  }
+}
+
+void DaemonMetrics::observe_state(const std::vector<LevelMeterView>& meters,
+                                  std::size_t pending_payouts) {
+  for (const LevelMeterView& view : meters) {
+    meters_->Add({{"link", view.link.value()}, {"level", std::to_string(view.level)}})
+        .Set(static_cast<double>(view.meter.micros()) / 1e6);
+  }
+  pending_payouts_->Set(static_cast<double>(pending_payouts));
 }
 
 void DaemonMetrics::set_start_time_now() {

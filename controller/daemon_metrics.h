@@ -3,12 +3,17 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "controller/engine_types.h"
 
 namespace prometheus {
 class Registry;
 class Gauge;
 class Histogram;
 class Counter;
+template <typename T>
+class Family;
 }  // namespace prometheus
 
 namespace jackpot {
@@ -23,8 +28,11 @@ class DaemonMetrics {
 
   void set_schema_version(int version);
   void set_start_time_now();
-  // One commit of the group committer: its commands, its latency, whether it committed.
-  void observe_commit(std::size_t commands, double seconds, bool ok);
+  // One commit of the group committer: its commands' records, its latency, whether it
+  // committed. Rounds, contributions and awards are counted from committed records only.
+  void observe_commit(const std::vector<Records>& batch, double seconds, bool ok);
+  // The engine's state now: every level's meter and the payouts waiting for a supervisor.
+  void observe_state(const std::vector<LevelMeterView>& meters, std::size_t pending_payouts);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -33,6 +41,12 @@ class DaemonMetrics {
   prometheus::Histogram* commit_latency_seconds_;
   prometheus::Histogram* batch_commands_;
   prometheus::Counter* commits_failed_;
+  prometheus::Family<prometheus::Counter>* rounds_;
+  prometheus::Family<prometheus::Counter>* contributions_;
+  prometheus::Family<prometheus::Counter>* awards_;
+  prometheus::Family<prometheus::Counter>* awards_cents_;
+  prometheus::Family<prometheus::Gauge>* meters_;
+  prometheus::Gauge* pending_payouts_;
 };
 
 }  // namespace jackpot

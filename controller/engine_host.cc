@@ -55,7 +55,7 @@ void EngineHost::commit_loop() {
     const auto started = std::chrono::steady_clock::now();
     const bool ok = durability_->commit(batch, error);
     if (observer_) {
-      observer_(batch.size(),
+      observer_(batch,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
                 ok);
     }

@@ -117,9 +117,11 @@ class EngineHost {
   std::uint64_t batches_committed();
   std::uint64_t commands_committed();
 
-  // Called by the committer after every commit attempt: the batch's commands, how long the
-  // commit took, whether it committed. Set before the first command; for metrics.
-  using CommitObserver = std::function<void(std::size_t commands, double seconds, bool ok)>;
+  // Called by the committer after every commit attempt: the batch's records (one entry per
+  // command), how long the commit took, whether it committed. Set before the first command; for
+  // metrics.
+  using CommitObserver =
+      std::function<void(const std::vector<Records>& batch, double seconds, bool ok)>;
   void observe_commits(CommitObserver observer) { observer_ = std::move(observer); }
 
  private:

@@ -23,6 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::DaemonProcess;
+using testing::http_get;
 using testing::TestDatabase;
 
 struct ServingAddresses {
@@ -82,31 +83,6 @@ std::vector<std::string> list_services(const std::string& address) {
     names.push_back(service.name());
   }
   return names;
-}
-
-// A plain HTTP/1.0 GET on loopback; returns the whole response, headers included.
-std::string http_get(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return "<connect failed>";
-  }
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return "<write failed>";
-  }
-  std::string response;
-  char chunk[4096];
-  for (ssize_t n; (n = read(fd, chunk, sizeof chunk)) > 0;) {
-    response.append(chunk, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  return response;
 }
 
 std::vector<std::string> audit_actions(const TestDatabase& database) {

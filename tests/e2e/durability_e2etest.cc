@@ -45,11 +45,13 @@ class Daemon {
 
   void start() {
     process_ = std::make_unique<DaemonProcess>(std::vector<std::string>{
-        "--db", dsn_, "--listen", "127.0.0.1:0", "--metrics", "off", "--floor", floor_});
+        "--db", dsn_, "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--floor", floor_});
     const auto line = process_->read_stdout_line(30s);
     ASSERT_TRUE(line) << process_->stderr_text();
     std::smatch match;
-    ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),")));
+    ASSERT_TRUE(std::regex_search(
+        *line, match, std::regex("serving gRPC on (\\S+), metrics on http://127.0.0.1:([0-9]+)")));
+    metrics_port = std::stoi(match[2]);
     auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
     std::lock_guard lock(mutex_);
     table = pb::TableService::NewStub(channel);
@@ -78,6 +80,7 @@ class Daemon {
 
   std::shared_ptr<pb::TableService::Stub> table;
   std::unique_ptr<pb::AdminService::Stub> admin;
+  int metrics_port = 0;
 
  private:
   std::mutex mutex_;
@@ -227,6 +230,16 @@ TEST(Durability, ACleanRestartKeepsMetersOpenRoundsAndFirstAnswers) {
   }
   const std::int64_t meter = daemon.meter_micros(1);
   const std::int64_t must_hit_by = daemon.meter_micros(2);
+  // The metrics say what happened: 40 settled rounds, committed in batches, the meters.
+  std::this_thread::sleep_for(1500ms);  // The meter gauges are read once a second.
+  const std::string metrics = testing::http_get(daemon.metrics_port, "/metrics");
+  EXPECT_NE(metrics.find("jackpotd_rounds_total{phase=\"settled\"} 40"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("jackpotd_commit_batch_commands_count"), std::string::npos);
+  EXPECT_NE(metrics.find("jackpotd_meter{level=\"1\",link=\"dur-link\"} " +
+                         std::to_string(meter / 1'000'000)),
+            std::string::npos)
+      << metrics;
 
   daemon.stop(SIGTERM);
   daemon.start();

@@ -1,8 +1,11 @@
 #include "tests/support/daemon_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +125,31 @@ std::string DaemonProcess::stderr_text() const {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// A plain HTTP/1.0 GET on loopback; returns the whole response, headers included.
+std::string http_get(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return "<connect failed>";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "<write failed>";
+  }
+  std::string response;
+  char chunk[4096];
+  for (ssize_t n; (n = read(fd, chunk, sizeof chunk)) > 0;) {
+    response.append(chunk, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return response;
 }
 
 }  // namespace jackpot::testing

@@ -42,4 +42,7 @@ class DaemonProcess {
   int wait_status_ = 0;
 };
 
+// A plain HTTP/1.0 GET on loopback (the metrics endpoint); the whole response, headers included.
+std::string http_get(int port, const std::string& path);
+
 }  // namespace jackpot::testing
