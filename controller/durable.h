@@ -7,6 +7,7 @@
 
 #include "controller/engine.h"
 #include "controller/engine_host.h"
+#include "storage/state_loader.h"
 
 namespace jackpot {
 
@@ -18,7 +19,9 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
                      Clock& clock, RandomSource& random);
 
   // At start: the engine the database describes, or, on a database without engine state, a new
-  // engine at its seeds whose opening records are written before it serves.
+  // engine at its seeds whose opening records are written before it serves. Links and tables
+  // added to the floor since the last start open at their seeds; a floor that drops a link or
+  // table that still has rounds or pending payouts is refused.
   Result<std::unique_ptr<Engine>, std::vector<std::string>> open();
 
   bool commit(const std::vector<Records>& batch, std::string& error) override;
@@ -32,6 +35,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
  private:
   pqxx::connection& connection();
   Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
+  std::vector<std::string> open_new_links(const storage::StoredState& state);
 
   std::string dsn_;
   EngineConfig config_;

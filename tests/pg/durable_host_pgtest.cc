@@ -112,3 +112,59 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
 
 }  // namespace
 }  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+TEST(DurableHost, ALinkAddedToTheFloorOpensAtItsSeedsBesideTheKeptState) {
+  testing::TestDatabase database;
+  auto control = database.connect();
+  storage::apply_migrations(*control);
+  FixedClock clock;
+  SplitMix64 random(5);
+  auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  Money meter_before;
+  {
+    PostgresDurability durability(database.dsn(), floor_config(), paytables, clock, random);
+    auto opened = durability.open();
+    ASSERT_TRUE(opened.ok()) << opened.error().front();
+    EngineHost host(std::move(opened).value(), &durability);
+    ASSERT_TRUE(host.run([](Engine& engine, Records& records) {
+      return engine.open_round({TableId("T1"), RoundId(1)}, records);
+    }));
+    ASSERT_TRUE(host.run([](Engine& engine, Records& records) {
+      return engine.lock_wagers({TableId("T1"), RoundId(1), {{2, LinkId("f-link"), 700}}}, records);
+    }));
+    meter_before = host.read([](const Engine& e) { return e.link(LinkId("f-link"))->meter(1); });
+    host.stop();
+  }
+  EngineConfig grown = floor_config();
+  LinkSettings added;
+  added.meters.id = LinkId("g-link");
+  LevelConfig level;
+  level.level = 1;
+  level.name = "Royal Flush";
+  level.seed = *Money::parse("500.00");
+  level.meter_rate_ppm = 100'000;
+  added.meters.levels = {level};
+  grown.links.push_back(added);
+  grown.tables.push_back({TableId("T2"),
+                          GameRule::heads_up_holdem,
+                          6,
+                          {{LinkId("g-link"), "PT-BJS-HUH-5CP-01", CommunitySource::board}}});
+  PostgresDurability durability(database.dsn(), grown, paytables, clock, random);
+  auto reopened = durability.open();
+  ASSERT_TRUE(reopened.ok()) << reopened.error().front();
+  const auto& engine = **reopened;
+  EXPECT_EQ(engine.link(LinkId("f-link"))->meter(1), meter_before);  // Kept, with round 1.
+  EXPECT_EQ(engine.link(LinkId("g-link"))->meter(1), *Money::parse("500.00"));
+  EXPECT_FALSE(engine.check_invariants());
+  // And a third start finds the new link in the database as it left it.
+  PostgresDurability again(database.dsn(), grown, paytables, clock, random);
+  auto third = again.open();
+  ASSERT_TRUE(third.ok()) << third.error().front();
+  EXPECT_EQ((*third)->snapshot(), engine.snapshot());
+}
+
+}  // namespace
+}  // namespace jackpot
