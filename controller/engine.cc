@@ -1,6 +1,7 @@
 #include "controller/engine.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -350,6 +351,12 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
   auto table_result = find_table(request.table);
   if (!table_result) return table_result.error();
   TableState& table = **table_result;
+  // The journal stores round ids as PostgreSQL bigint: a larger id could never be committed.
+  if (request.round.value() >
+      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    return invalid(round_name(request.table, request.round) + ": round ids must be at most " +
+                   std::to_string(std::numeric_limits<std::int64_t>::max()));
+  }
   if (RoundState* existing = table.round(request.round)) {
     if (existing->open_answer) return *existing->open_answer;  // A replay.
   }

@@ -1619,6 +1619,8 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   h.expect_refused(EngineError::wrong_round_state, "settle of a VOIDED round",
                    settle(settle_request("T", 11, good_seats(), board)));
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 11", open("T", 9));
+  // The journal keeps round ids as bigint: a larger one is refused here, not at commit.
+  h.expect_refused(EngineError::invalid_argument, "open round 2^63", open("T", 1ULL << 63));
 
   // A closed link stops the tables that play it.
   Records status_records;
