@@ -202,10 +202,12 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       std::unique_lock lock(poll_mutex);
       do {
         lock.unlock();
-        const auto [meters, pending] = host->read([](const Engine& engine) {
-          return std::pair{engine.meters(), engine.pending_payouts().size()};
-        });
-        metrics.observe_state(meters, pending);
+        // While the database is down the gauges keep their last durable values.
+        if (const auto state = host->read_durable([](const Engine& engine) {
+              return std::pair{engine.meters(), engine.pending_payouts().size()};
+            })) {
+          metrics.observe_state(state->first, state->second);
+        }
         lock.lock();
       } while (!poll_stop.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; }));
     });

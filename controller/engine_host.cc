@@ -80,10 +80,9 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     std::lock_guard lock(mutex_);
     failed_ = true;
     gathering_.clear();
-    committed_at_failure_ = committed_sequence_;
+    committed_at_failure_.push_back(committed_sequence_);
     in_flight_ = committed_sequence_;  // A replay after recovery waits for nothing lost.
-    ++failure_epoch_;
-    ++gathering_sequence_;  // Later batches never share a number with a lost one.
+    ++gathering_sequence_;             // Later batches never share a number with a lost one.
   }
   committed_.notify_all();
   space_.notify_all();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,12 +74,22 @@ class EngineHost {
       gathering_.push_back(std::move(records));
       work_.notify_one();
     }
-    const std::uint64_t epoch = failure_epoch_;
-    // A failure abandons every batch after the last committed one.
-    const auto lost = [&] { return failure_epoch_ != epoch && needs > committed_at_failure_; };
-    committed_.wait(lock,
-                    [&] { return lost() || committed_sequence_ >= needs || committer_done_; });
-    if (lost() || committed_sequence_ < needs) return Answer(unavailable());
+    if (!wait_durable(lock, needs)) return Answer(unavailable());
+    return answer;
+  }
+
+  // Reads engine state and answers it once everything the read saw is durable: nothing while
+  // the host cannot commit, or when what it saw was lost. Operators and signs never see a meter
+  // that a failed commit takes back.
+  template <typename Query>
+  auto read_durable(Query&& query)
+      -> std::optional<decltype(query(std::declval<const Engine&>()))> {
+    std::unique_lock lock(mutex_);
+    if (failed_ || committer_done_) return std::nullopt;
+    auto answer = query(static_cast<const Engine&>(*engine_));
+    if (durability_ == nullptr) return answer;
+    const std::uint64_t needs = gathering_.empty() ? in_flight_ : gathering_sequence_;
+    if (!wait_durable(lock, needs)) return std::nullopt;
     return answer;
   }
 
@@ -90,7 +101,8 @@ class EngineHost {
     return result;
   }
 
-  // Reads engine state without changing it.
+  // Reads engine state without changing it, durable or not: for configuration, which only a
+  // restart changes. Meters and statuses go through read_durable.
   template <typename Query>
   auto read(Query&& query) {
     std::lock_guard lock(mutex_);
@@ -137,11 +149,24 @@ class EngineHost {
   Durability* durability_;
   std::size_t batch_commands_max_;
   std::vector<Records> gathering_;
-  std::uint64_t gathering_sequence_ = 1;    // The number of the batch now gathering.
-  std::uint64_t in_flight_ = 0;             // The batch being written, or the last one.
-  std::uint64_t committed_sequence_ = 0;    // The last batch written durably.
-  std::uint64_t failure_epoch_ = 0;         // Counts failed commits.
-  std::uint64_t committed_at_failure_ = 0;  // committed_sequence_ when the last one failed.
+  std::uint64_t gathering_sequence_ = 1;  // The number of the batch now gathering.
+  std::uint64_t in_flight_ = 0;           // The batch being written, or the last one.
+  std::uint64_t committed_sequence_ = 0;  // The last batch written durably.
+  // Waits until batch `needs` is committed; false when a failure abandoned it first.
+  bool wait_durable(std::unique_lock<std::mutex>& lock, std::uint64_t needs) {
+    const std::size_t epoch = committed_at_failure_.size();
+    // The first failure after the caller's command abandoned every batch after the last
+    // committed one; later failures cannot bring it back, so only that one decides.
+    const auto lost = [&] {
+      return committed_at_failure_.size() > epoch && needs > committed_at_failure_[epoch];
+    };
+    committed_.wait(lock,
+                    [&] { return lost() || committed_sequence_ >= needs || committer_done_; });
+    return !lost() && committed_sequence_ >= needs;
+  }
+
+  // committed_sequence_ at each failed commit, in order; its size counts them.
+  std::vector<std::uint64_t> committed_at_failure_;
   bool failed_ = false;
   bool stopping_ = false;
   bool committer_done_ = false;

@@ -205,9 +205,8 @@ class TableServiceImpl final : public pb::TableService::Service {
     while (!context->IsCancelled() && !host_.stopping()) {
       for (const LinkId& link : links) {
         const LinkStatus status =
-            host_.failed()
-                ? LinkStatus::unavailable
-                : host_.read([&](const Engine& engine) { return engine.link_status(link); });
+            host_.read_durable([&](const Engine& engine) { return engine.link_status(link); })
+                .value_or(LinkStatus::unavailable);
         const auto it = sent.find(link.value());
         if (it != sent.end() && it->second == status) continue;
         pb::LinkStatusUpdate update;
@@ -270,7 +269,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
                     pb::ListMetersResponse* response) override {
     std::vector<LinkId> ids;
     for (const auto& id : request->link_ids()) ids.emplace_back(id);
-    host_.read([&](const Engine& engine) {
+    const auto read = host_.read_durable([&](const Engine& engine) {
       for (const LevelMeterView& view : engine.meters(ids)) {
         auto* out = response->add_levels();
         out->set_link_id(view.link.value());
@@ -281,6 +280,11 @@ class AdminServiceImpl final : public pb::AdminService::Service {
       }
       return 0;
     });
+    if (!read) {
+      response->clear_levels();
+      return Status(StatusCode::UNAVAILABLE,
+                    "the meters are not durable: the database is unavailable; retry");
+    }
     return Status::OK;
   }
 

@@ -94,6 +94,8 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
                   .code == EngineError::link_unavailable);
   EXPECT_TRUE(host.failed());
   EXPECT_EQ(open(2).error().code, EngineError::link_unavailable);  // Fail-stop: nothing runs.
+  // Nor does anyone read meters the database may not hold.
+  EXPECT_FALSE(host.read_durable([](const Engine& engine) { return engine.snapshot(); }));
 
   set_failing(*control, false);
   for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
@@ -101,6 +103,7 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
   ASSERT_FALSE(host.failed());
   // The failed void left nothing behind: the engine is the one before it, rebuilt from storage.
   EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
+  EXPECT_EQ(host.read_durable([](const Engine& engine) { return engine.snapshot(); }), before);
   // The table retries the same request, and it goes through.
   EXPECT_TRUE(host.run([](Engine& engine, Records& records) {
                     return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
