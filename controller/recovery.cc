@@ -93,6 +93,10 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
   for (auto& wagers : round.wagers) {
     std::sort(wagers.begin(), wagers.end(), [](auto& a, auto& b) { return a.seat < b.seat; });
   }
+  // The engine keeps hits in the table's link order (the loader's is by link id), and by level
+  // within a link, as the loader already gives them.
+  std::stable_sort(round.hits.begin(), round.hits.end(),
+                   [](const auto& a, const auto& b) { return a.link_index < b.link_index; });
   for (const AnswerRecord& answer : stored.answers) {
     bool decoded = true;
     switch (answer.command) {

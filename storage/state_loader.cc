@@ -108,6 +108,9 @@ void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
   for (const auto& row : tx.exec(std::string("SELECT link_id, ") + kTransferColumns +
                                  " FROM transfers WHERE round_key = " + key +
                                  " AND kind IN ('contribution', 'overflow') "
+                                 // A rejected Must-Hit-By payout also posts an overflow with the
+                                 // round's key, and its payout's id; the lock's have none.
+                                 "AND payout_id IS NULL "
                                  "ORDER BY link_id, transfer_id")) {
     round.contributions.push_back({LinkId(row[0].as<std::string>()), transfer_of(row, 1)});
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <pqxx/pqxx>
 #include <random>
 
@@ -221,6 +222,47 @@ TEST_F(RecordWriterTest, RecoveryRebuildsTheEngineExactly) {
   Records replay;
   EXPECT_EQ(*(*restored)->lock_wagers(lock, replay), *locked);  // The first answer, again.
   EXPECT_TRUE(replay.empty());
+}
+
+// A rejected Must-Hit-By payout returns the award to the meter and posts the excess as an
+// overflow under the hit round's key: recovery must still give the round the lock's
+// contributions only, and keep the engine's order.
+TEST_F(RecordWriterTest, RecoveryAfterARejectedMustHitByPayoutEqualsTheEngine) {
+  std::mt19937_64 shuffle(11);
+  std::vector<std::string> deck;
+  for (const char rank : std::string("23456789TJQKA")) {
+    for (const char suit : std::string("shdc")) deck.push_back({rank, suit});
+  }
+  const TableId table("T1");
+  std::optional<PayoutId> hit;
+  std::uint64_t id = 0;
+  while (!hit && id < 5000) {
+    const RoundId round(++id);
+    ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.open_round({table, round}, r); }));
+    LockWagersRequest lock{table, round, {}};
+    for (std::uint32_t seat = 1; seat <= 6; ++seat) {
+      lock.wagers.push_back({seat, LinkId("pg-link"), 300});
+    }
+    ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.lock_wagers(lock, r); }));
+    if (!last_.hits.empty()) hit = last_.hits.front().payout;
+    std::shuffle(deck.begin(), deck.end(), shuffle);
+    SettleRoundRequest settle{table, round, {}, {}, {}};
+    for (std::uint32_t seat = 1; seat <= 6; ++seat) {
+      settle.seats.push_back({seat, {deck[2 * seat], deck[2 * seat + 1]}, std::nullopt});
+    }
+    settle.board.assign(deck.begin() + 20, deck.begin() + 25);
+    const auto settled = run([&](Engine& e, Records& r) { return e.settle_round(settle, r); });
+    ASSERT_TRUE(settled.ok()) << settled.error().message;
+  }
+  ASSERT_TRUE(hit.has_value()) << "no Must-Hit-By hit in " << id << " rounds";
+  const auto rejected = run([&](Engine& e, Records& r) {
+    return e.reject_payout(*hit, "supervisor/S2", "camera review", r);
+  });
+  ASSERT_TRUE(rejected.ok()) << rejected.error().message;
+
+  const auto rebuilt = snapshot_from(storage::load_state(*connection_), floor_config());
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().front();
+  EXPECT_EQ(*rebuilt, engine_->snapshot());
 }
 
 TEST_F(RecordWriterTest, HiddenTriggerCommitmentsVerifyFromTheDatabase) {
