@@ -3,6 +3,8 @@
 #include <libpq-fe.h>
 
 #include <pqxx/pqxx>
+#include <string_view>
+#include <utility>
 
 namespace jackpot::storage {
 namespace {
@@ -43,9 +45,45 @@ std::string redact_dsn(const std::string& dsn) {
   return shown;
 }
 
+std::string with_network_timeouts(const std::string& dsn) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return dsn;
+  }
+  static constexpr std::pair<std::string_view, std::string_view> kDefaults[] = {
+      {"connect_timeout", "10"},    {"keepalives", "1"},       {"keepalives_idle", "10"},
+      {"keepalives_interval", "5"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "15000"},
+  };
+  std::string out;
+  const auto add = [&](std::string_view keyword, std::string_view value) {
+    if (!out.empty()) out += ' ';
+    out += keyword;
+    out += "='";
+    for (const char c : value) {
+      if (c == '\\' || c == '\'') out += '\\';
+      out += c;
+    }
+    out += '\'';
+  };
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val != nullptr) add(option->keyword, option->val);
+  }
+  for (const auto& [keyword, value] : kDefaults) {
+    bool set = false;
+    for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+      if (option->val != nullptr && keyword == option->keyword) set = true;
+    }
+    if (!set) add(keyword, value);
+  }
+  PQconninfoFree(options);
+  return out;
+}
+
 std::unique_ptr<pqxx::connection> connect(const std::string& dsn) {
   try {
-    return std::make_unique<pqxx::connection>(dsn);
+    return std::make_unique<pqxx::connection>(with_network_timeouts(dsn));
   } catch (const pqxx::broken_connection& error) {
     throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) +
                        "): " + one_line(error.what()));

@@ -34,6 +34,21 @@ TEST(RedactDsn, DropsThePasswordOnly) {
   EXPECT_EQ(redact_dsn("host='unterminated"), "<unparsable connection string>");
 }
 
+TEST(NetworkTimeouts, AreAddedWhereTheDsnSetsNoneAndKeepWhatItSets) {
+  const std::string uri =
+      with_network_timeouts("postgresql://jp:it's%5Csecret@db.example:5433/x?connect_timeout=3");
+  EXPECT_NE(uri.find("host='db.example'"), std::string::npos) << uri;
+  EXPECT_NE(uri.find("port='5433'"), std::string::npos) << uri;
+  EXPECT_NE(uri.find("password='it\\'s\\\\secret'"), std::string::npos) << uri;
+  EXPECT_NE(uri.find("connect_timeout='3'"), std::string::npos) << uri;
+  EXPECT_EQ(uri.find("connect_timeout='10'"), std::string::npos) << uri;
+  EXPECT_NE(uri.find("tcp_user_timeout='15000'"), std::string::npos) << uri;
+  EXPECT_NE(uri.find("keepalives_idle='10'"), std::string::npos) << uri;
+  // What comes out parses back to the same parameters.
+  EXPECT_EQ(redact_dsn(with_network_timeouts(uri)), redact_dsn(uri));
+  EXPECT_EQ(with_network_timeouts("host='unterminated"), "host='unterminated");
+}
+
 TEST(EmbeddedMigrations, AreNumberedFromOneWithoutGaps) {
   const auto& migrations = embedded_migrations();
   ASSERT_FALSE(migrations.empty());
