@@ -89,6 +89,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
   bump_status();
   std::fprintf(stderr, "jackpotd: commit failed (%s); not serving until the database is back\n",
                reason.c_str());
+  std::string last_error;
   for (;;) {
     {
       std::lock_guard lock(mutex_);
@@ -105,6 +106,12 @@ void EngineHost::fail_and_recover(const std::string& reason) {
       bump_status();
       space_.notify_all();
       return;
+    }
+    // Each new reason once: an operator must see why the floor stays down (a database still
+    // unreachable, or a state the engine refuses to restore), without a line every 500 ms.
+    if (error != last_error) {
+      std::fprintf(stderr, "jackpotd: recovery failed (%s); retrying\n", error.c_str());
+      last_error = error;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
