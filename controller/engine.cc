@@ -19,6 +19,9 @@ EngineFailure invalid(std::string message) {
   return failure(EngineError::invalid_argument, std::move(message));
 }
 
+// PostgreSQL text cannot hold NUL: the journal would keep a cut copy of what the engine keeps.
+bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
+
 std::string round_name(const TableId& table, RoundId round) {
   return "round " + std::to_string(round.value()) + " at table " + table.value();
 }
@@ -1022,6 +1025,7 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   if (!found) return found.error();
   TableState& table = *found->first;
   RoundState* round = found->second;
+  if (has_nul(request.reason)) return invalid("a void reason may not contain NUL characters");
   if (auto first = replay(
           round->void_request, round->void_answer, request,
           round_name(request.table, request.round) + " was already voided for another reason")) {
@@ -1087,6 +1091,7 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
   }
   Payout& payout = it->second;
   if (supervisor.empty()) return invalid("an approval needs the supervisor's name");
+  if (has_nul(supervisor)) return invalid("a supervisor's name may not contain NUL characters");
   if (payout.state != PayoutState::pending) {
     return failure(EngineError::payout_not_pending,
                    "payout " + std::to_string(id.value()) + " is not pending");
@@ -1133,6 +1138,9 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
   }
   Payout& payout = it->second;
   if (supervisor.empty()) return invalid("a rejection needs the supervisor's name");
+  if (has_nul(supervisor) || has_nul(reason)) {
+    return invalid("a rejection's name and reason may not contain NUL characters");
+  }
   if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
     return invalid("a rejection needs a reason");
   }

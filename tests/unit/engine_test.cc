@@ -1613,6 +1613,8 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 10", open("T", 9));
   h.expect_refused(EngineError::round_id_not_increasing, "open round 1 after 10", open("T", 1));
   h.open("T", 11);
+  h.expect_refused(EngineError::invalid_argument, "void with a NUL in its reason",
+                   void_it(void_request("T", 11, std::string("mis\0deal", 8))));
   h.void_round(void_request("T", 11));
   h.expect_refused(EngineError::wrong_round_state, "lock of a VOIDED round",
                    lock(lock_request("T", 11, {wager(1, "A", 100)})));
@@ -1705,6 +1707,8 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   // One supervisor pays the $100 Four-of-a-Kind.
   h.expect_refused(EngineError::invalid_argument, "approve without a supervisor",
                    approve(four, ""));
+  h.expect_refused(EngineError::invalid_argument, "approve by a name with a NUL",
+                   approve(four, std::string("ali\0ce", 6)));
   auto paid = h.approve(four, "alice");
   EXPECT_EQ(paid.state, PayoutState::paid);
   ASSERT_EQ(transfers_of(h.records(), TransferKind::payout).size(), 1U);
@@ -1736,6 +1740,8 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
                    reject(straight_flush, "carol", ""));
   h.expect_refused(EngineError::invalid_argument, "reject with a blank reason",
                    reject(straight_flush, "carol", "  "));
+  h.expect_refused(EngineError::invalid_argument, "reject with a NUL in the reason",
+                   reject(straight_flush, "carol", std::string("cam\0era", 7)));
   h.expect_refused(EngineError::invalid_argument, "reject without a supervisor",
                    reject(straight_flush, "", "dealer error"));
   h.expect_refused(EngineError::unknown_payout, "approve an unknown payout", approve(999, "x"));
