@@ -202,6 +202,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       std::unique_lock lock(poll_mutex);
       do {
         lock.unlock();
+        // Load balancers and monitors hear of a fail-stop through health: NOT_SERVING while
+        // the database cannot commit, SERVING again once the state is rebuilt.
+        server->GetHealthCheckService()->SetServingStatus(!host->failed());
         // While the database is down the gauges keep their last durable values.
         if (const auto state = host->read_durable([](const Engine& engine) {
               return std::pair{engine.meters(), engine.pending_payouts().size()};

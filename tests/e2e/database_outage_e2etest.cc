@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 #include <regex>
 
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
@@ -87,6 +88,19 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),")));
   auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
   auto stub = pb::TableService::NewStub(channel);
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  using Serving = grpc::health::v1::HealthCheckResponse;
+  // Health is refreshed once a second: wait up to 10 s for the expected status.
+  const auto health_becomes = [&](Serving::ServingStatus expected) {
+    Serving::ServingStatus seen = Serving::UNKNOWN;
+    for (int attempt = 0; attempt < 100 && seen != expected; ++attempt) {
+      grpc::ClientContext context;
+      Serving response;
+      if (health->Check(&context, {}, &response).ok()) seen = response.status();
+      if (seen != expected) std::this_thread::sleep_for(100ms);
+    }
+    return seen;
+  };
 
   std::uint64_t round = 0;
   for (; round < 20; ++round) {
@@ -107,6 +121,7 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
   ASSERT_TRUE(stream->Read(&update));
   EXPECT_EQ(update.status(), pb::LINK_STATUS_UNAVAILABLE);
+  EXPECT_EQ(health_becomes(Serving::NOT_SERVING), Serving::NOT_SERVING);
 
   cluster.start();
   // The same request, retried with the same ids, succeeds once jackpotd has recovered.
@@ -119,6 +134,7 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   ASSERT_TRUE(status.ok()) << status.error_message() << "\n" << daemon.stderr_text();
   ASSERT_TRUE(stream->Read(&update));
   EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+  EXPECT_EQ(health_becomes(Serving::SERVING), Serving::SERVING);
   EXPECT_NE(daemon.stderr_text().find("state rebuilt from the database; serving again"),
             std::string::npos);
   watch_context.TryCancel();
