@@ -67,9 +67,7 @@ class EngineHost {
     auto answer = command(*engine_, records);
     if (durability_ == nullptr) return answer;
     // A command that changed nothing (a replay, a refusal) still waits for what it saw.
-    const std::uint64_t needs = records.empty()
-                                    ? (gathering_.empty() ? in_flight_ : gathering_sequence_)
-                                    : gathering_sequence_;
+    const std::uint64_t needs = records.empty() ? sequence_seen() : gathering_sequence_;
     if (!records.empty()) {
       gathering_.push_back(std::move(records));
       work_.notify_one();
@@ -88,8 +86,7 @@ class EngineHost {
     if (failed_ || committer_done_) return std::nullopt;
     auto answer = query(static_cast<const Engine&>(*engine_));
     if (durability_ == nullptr) return answer;
-    const std::uint64_t needs = gathering_.empty() ? in_flight_ : gathering_sequence_;
-    if (!wait_durable(lock, needs)) return std::nullopt;
+    if (!wait_durable(lock, sequence_seen())) return std::nullopt;
     return answer;
   }
 
@@ -152,6 +149,12 @@ class EngineHost {
   std::uint64_t gathering_sequence_ = 1;  // The number of the batch now gathering.
   std::uint64_t in_flight_ = 0;           // The batch being written, or the last one.
   std::uint64_t committed_sequence_ = 0;  // The last batch written durably.
+  // The batch holding the last change a command could have seen: the gathering one, or else the
+  // one being committed.
+  std::uint64_t sequence_seen() const {
+    return gathering_.empty() ? in_flight_ : gathering_sequence_;
+  }
+
   // Waits until batch `needs` is committed; false when a failure abandoned it first.
   bool wait_durable(std::unique_lock<std::mutex>& lock, std::uint64_t needs) {
     const std::size_t epoch = committed_at_failure_.size();
