@@ -1,6 +1,7 @@
 #include "controller/engine_host.h"
 
 #include <cstdio>
+#include <utility>
 
 namespace jackpot {
 
@@ -28,12 +29,29 @@ void EngineHost::stop() {
   }
   work_.notify_all();
   if (committer_.joinable()) committer_.join();
+  std::vector<Waiter> left;
   {
     std::lock_guard lock(mutex_);
     committer_done_ = true;
+    left = take_waiters(true);  // Only a failed last commit leaves any.
   }
   committed_.notify_all();
   space_.notify_all();
+  for (Waiter& waiter : left) waiter.answer(false);
+}
+
+std::vector<EngineHost::Waiter> EngineHost::take_waiters(bool all) {
+  std::vector<Waiter> ready;
+  if (all) {
+    ready.swap(waiters_);
+    return ready;
+  }
+  std::vector<Waiter> waiting;
+  for (Waiter& waiter : waiters_) {
+    (waiter.needs > committed_sequence_ ? waiting : ready).push_back(std::move(waiter));
+  }
+  waiters_.swap(waiting);
+  return ready;
 }
 
 bool EngineHost::stopping() {
@@ -65,6 +83,10 @@ void EngineHost::commit_loop() {
       ++batches_committed_;
       commands_committed_ += batch.size();
       committed_.notify_all();
+      std::vector<Waiter> ready = take_waiters(false);
+      lock.unlock();
+      for (Waiter& waiter : ready) waiter.answer(true);
+      lock.lock();
       continue;
     }
     lock.unlock();
@@ -76,6 +98,7 @@ void EngineHost::commit_loop() {
 // The engine ran commands that are not durable: drop it, answer everyone UNAVAILABLE, tell the
 // tables, and rebuild from the database once it answers again.
 void EngineHost::fail_and_recover(const std::string& reason) {
+  std::vector<Waiter> lost;
   {
     std::lock_guard lock(mutex_);
     failed_ = true;
@@ -83,7 +106,9 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     committed_at_failure_.push_back(committed_sequence_);
     in_flight_ = committed_sequence_;  // A replay after recovery waits for nothing lost.
     ++gathering_sequence_;             // Later batches never share a number with a lost one.
+    lost = take_waiters(true);         // Every waiter still here needed a lost batch.
   }
+  for (Waiter& waiter : lost) waiter.answer(false);
   committed_.notify_all();
   space_.notify_all();
   bump_status();

@@ -76,6 +76,39 @@ class EngineHost {
     return answer;
   }
 
+  // Runs a command like run() without keeping the calling thread: `done` gets the answer once
+  // run() would return it (its batch committed, or UNAVAILABLE when the batch is lost). `done`
+  // runs on the committer thread after a commit, or on the calling thread when nothing needs to
+  // wait; it must not call back into the host. The caller waits only for room in a full batch.
+  // For gRPC's callback API, where a blocked handler would hold a thread per call in flight.
+  template <typename Command, typename Done>
+  void submit(Command&& command, Done&& done) {
+    using Answer = decltype(command(std::declval<Engine&>(), std::declval<Records&>()));
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return failed_ || gathering_.size() < batch_commands_max_; });
+    if (failed_ || committer_done_) {
+      lock.unlock();
+      done(Answer(unavailable()));
+      return;
+    }
+    Records records;
+    auto answer = command(*engine_, records);
+    const std::uint64_t needs = records.empty() ? sequence_seen() : gathering_sequence_;
+    if (durability_ == nullptr || committed_sequence_ >= needs) {
+      lock.unlock();
+      done(std::move(answer));
+      return;
+    }
+    if (!records.empty()) {
+      gathering_.push_back(std::move(records));
+      work_.notify_one();
+    }
+    waiters_.push_back({needs, [answer = std::move(answer),
+                                done = std::forward<Done>(done)](bool durable) mutable {
+                          done(durable ? std::move(answer) : Answer(unavailable()));
+                        }});
+  }
+
   // Reads engine state and answers it once everything the read saw is durable: nothing while
   // the host cannot commit, or when what it saw was lost. Operators and signs never see a meter
   // that a failed commit takes back.
@@ -167,6 +200,16 @@ class EngineHost {
                     [&] { return lost() || committed_sequence_ >= needs || committer_done_; });
     return !lost() && committed_sequence_ >= needs;
   }
+
+  // Callers of submit() waiting for batch `needs`; answered by the committer.
+  struct Waiter {
+    std::uint64_t needs = 0;
+    std::function<void(bool durable)> answer;
+  };
+  std::vector<Waiter> waiters_;
+  // Takes the waiters that may be answered now: all of them when `all`, else those whose batch
+  // has committed. Called with mutex_ held; the caller answers them after releasing it.
+  std::vector<Waiter> take_waiters(bool all);
 
   // committed_sequence_ at each failed commit, in order; its size counts them.
   std::vector<std::uint64_t> committed_at_failure_;

@@ -89,108 +89,125 @@ std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::s
   return {field.begin(), field.end()};
 }
 
-class TableServiceImpl final : public pb::TableService::Service {
+// The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
+// thread, and the committer answers a whole batch at once (docs/architecture.md §7).
+using TableServiceBase =
+    pb::TableService::WithCallbackMethod_OpenRound<pb::TableService::WithCallbackMethod_LockWagers<
+        pb::TableService::WithCallbackMethod_SettleRound<
+            pb::TableService::WithCallbackMethod_VoidRound<pb::TableService::Service>>>>;
+
+class TableServiceImpl final : public TableServiceBase {
  public:
   explicit TableServiceImpl(EngineHost& host) : host_(host) {}
 
-  Status OpenRound(ServerContext*, const pb::OpenRoundRequest* request,
-                   pb::OpenRoundResponse* response) override {
+  grpc::ServerUnaryReactor* OpenRound(grpc::CallbackServerContext* context,
+                                      const pb::OpenRoundRequest* request,
+                                      pb::OpenRoundResponse* response) override {
     const OpenRoundRequest command{TableId(request->table_id()), RoundId(request->round_id())};
-    const auto answer = host_.run(
-        [&](Engine& engine, Records& records) { return engine.open_round(command, records); });
-    if (!answer) return to_status(answer.error());
-    response->set_table_id(answer->table.value());
-    response->set_round_id(answer->round.value());
-    for (const DynamicSelectionView& selection : answer->dynamic_pays) {
-      auto* out = response->add_dynamic_pays();
-      out->set_link_id(selection.link.value());
-      out->set_paytable_id(selection.paytable_id);
-      for (const DynamicPayView& pay : selection.pays) {
-        auto* pay_out = out->add_pays();
-        pay_out->set_hand(pay.hand);
-        pay_out->set_option(pay.option);
-        pay_out->set_amount_cents(pay.amount.cents_floor());
-      }
-    }
-    return Status::OK;
+    return answer_when_durable(
+        context,
+        [&](Engine& engine, Records& records) { return engine.open_round(command, records); },
+        [response](const OpenRoundAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          for (const DynamicSelectionView& selection : answer.dynamic_pays) {
+            auto* out = response->add_dynamic_pays();
+            out->set_link_id(selection.link.value());
+            out->set_paytable_id(selection.paytable_id);
+            for (const DynamicPayView& pay : selection.pays) {
+              auto* pay_out = out->add_pays();
+              pay_out->set_hand(pay.hand);
+              pay_out->set_option(pay.option);
+              pay_out->set_amount_cents(pay.amount.cents_floor());
+            }
+          }
+        });
   }
 
-  Status LockWagers(ServerContext*, const pb::LockWagersRequest* request,
-                    pb::LockWagersResponse* response) override {
+  grpc::ServerUnaryReactor* LockWagers(grpc::CallbackServerContext* context,
+                                       const pb::LockWagersRequest* request,
+                                       pb::LockWagersResponse* response) override {
     LockWagersRequest command{TableId(request->table_id()), RoundId(request->round_id()), {}};
+    command.wagers.reserve(static_cast<std::size_t>(request->wagers_size()));
     for (const auto& wager : request->wagers()) {
       command.wagers.push_back({wager.seat(), LinkId(wager.link_id()), wager.amount_cents()});
     }
-    const auto answer = host_.run(
-        [&](Engine& engine, Records& records) { return engine.lock_wagers(command, records); });
-    if (!answer) return to_status(answer.error());
-    response->set_table_id(answer->table.value());
-    response->set_round_id(answer->round.value());
-    fill_meters(answer->meters, response->mutable_meters());
-    for (const MustHitByHitView& hit : answer->must_hit_by_hits) {
-      auto* out = response->add_must_hit_by_hits();
-      out->set_link_id(hit.link.value());
-      out->set_level(hit.level);
-      out->set_seat(hit.seat);
-      out->set_amount_cents(hit.amount.cents_floor());
-      out->set_draw_id(hit.draw_id);
-    }
-    return Status::OK;
+    return answer_when_durable(
+        context,
+        [&](Engine& engine, Records& records) { return engine.lock_wagers(command, records); },
+        [response](const LockWagersAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          fill_meters(answer.meters, response->mutable_meters());
+          for (const MustHitByHitView& hit : answer.must_hit_by_hits) {
+            auto* out = response->add_must_hit_by_hits();
+            out->set_link_id(hit.link.value());
+            out->set_level(hit.level);
+            out->set_seat(hit.seat);
+            out->set_amount_cents(hit.amount.cents_floor());
+            out->set_draw_id(hit.draw_id);
+          }
+        });
   }
 
-  Status SettleRound(ServerContext*, const pb::SettleRoundRequest* request,
-                     pb::SettleRoundResponse* response) override {
+  grpc::ServerUnaryReactor* SettleRound(grpc::CallbackServerContext* context,
+                                        const pb::SettleRoundRequest* request,
+                                        pb::SettleRoundResponse* response) override {
     SettleRoundRequest command{TableId(request->table_id()),
                                RoundId(request->round_id()),
                                {},
                                strings(request->community_cards()),
                                strings(request->link_cards())};
+    command.seats.reserve(static_cast<std::size_t>(request->seats_size()));
     for (const auto& seat : request->seats()) {
       SeatHandRequest hand{seat.seat(), {}, std::nullopt};
       if (seat.has_cards()) hand.cards = strings(seat.cards().cards());
       if (seat.hand_case() == pb::SeatHand::kKeyedHand) hand.keyed_hand = seat.keyed_hand();
       command.seats.push_back(std::move(hand));
     }
-    const auto answer = host_.run(
-        [&](Engine& engine, Records& records) { return engine.settle_round(command, records); });
-    if (!answer) return to_status(answer.error());
-    response->set_table_id(answer->table.value());
-    response->set_round_id(answer->round.value());
-    for (const SeatResultView& result : answer->results) {
-      auto* out = response->add_results();
-      out->set_seat(result.seat);
-      out->set_link_id(result.link.value());
-      out->set_paytable_id(result.paytable_id);
-      out->set_hand(result.hand);
-      out->set_dealer_keyed(result.dealer_keyed);
-      out->set_total_cents(result.total.cents_floor());
-      for (const AwardView& award : result.awards) {
-        auto* award_out = out->add_awards();
-        award_out->set_link_id(award.link.value());
-        award_out->set_kind(award_kind(award.kind));
-        award_out->set_level(award.level);
-        award_out->set_hand(award.hand);
-        award_out->set_from_seat(award.from_seat);
-        award_out->set_amount_cents(award.amount.cents_floor());
-        award_out->set_payout_id(award.payout.value());
-      }
-    }
-    fill_meters(answer->meters, response->mutable_meters());
-    return Status::OK;
+    return answer_when_durable(
+        context,
+        [&](Engine& engine, Records& records) { return engine.settle_round(command, records); },
+        [response](const SettleRoundAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          for (const SeatResultView& result : answer.results) {
+            auto* out = response->add_results();
+            out->set_seat(result.seat);
+            out->set_link_id(result.link.value());
+            out->set_paytable_id(result.paytable_id);
+            out->set_hand(result.hand);
+            out->set_dealer_keyed(result.dealer_keyed);
+            out->set_total_cents(result.total.cents_floor());
+            for (const AwardView& award : result.awards) {
+              auto* award_out = out->add_awards();
+              award_out->set_link_id(award.link.value());
+              award_out->set_kind(award_kind(award.kind));
+              award_out->set_level(award.level);
+              award_out->set_hand(award.hand);
+              award_out->set_from_seat(award.from_seat);
+              award_out->set_amount_cents(award.amount.cents_floor());
+              award_out->set_payout_id(award.payout.value());
+            }
+          }
+          fill_meters(answer.meters, response->mutable_meters());
+        });
   }
 
-  Status VoidRound(ServerContext*, const pb::VoidRoundRequest* request,
-                   pb::VoidRoundResponse* response) override {
+  grpc::ServerUnaryReactor* VoidRound(grpc::CallbackServerContext* context,
+                                      const pb::VoidRoundRequest* request,
+                                      pb::VoidRoundResponse* response) override {
     const VoidRoundRequest command{TableId(request->table_id()), RoundId(request->round_id()),
                                    request->reason()};
-    const auto answer = host_.run(
-        [&](Engine& engine, Records& records) { return engine.void_round(command, records); });
-    if (!answer) return to_status(answer.error());
-    response->set_table_id(answer->table.value());
-    response->set_round_id(answer->round.value());
-    response->set_reversed_micros(answer->reversed.micros());
-    fill_meters(answer->meters, response->mutable_meters());
-    return Status::OK;
+    return answer_when_durable(
+        context,
+        [&](Engine& engine, Records& records) { return engine.void_round(command, records); },
+        [response](const VoidRoundAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          response->set_reversed_micros(answer.reversed.micros());
+          fill_meters(answer.meters, response->mutable_meters());
+        });
   }
 
   // The status of every link the table plays at once, then every change, until the call ends.
@@ -224,6 +241,23 @@ class TableServiceImpl final : public pb::TableService::Service {
   }
 
  private:
+  // Runs `command` on the engine now and finishes the call once its answer is durable: `fill`
+  // writes a successful answer into the response; a refusal or a lost batch becomes its status.
+  template <typename Command, typename Fill>
+  grpc::ServerUnaryReactor* answer_when_durable(grpc::CallbackServerContext* context,
+                                                Command&& command, Fill fill) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    host_.submit(std::forward<Command>(command), [reactor, fill](const auto& answer) {
+      if (!answer) {
+        reactor->Finish(to_status(answer.error()));
+        return;
+      }
+      fill(*answer);
+      reactor->Finish(Status::OK);
+    });
+    return reactor;
+  }
+
   EngineHost& host_;
 };
 

@@ -4,6 +4,9 @@
 // rebuilt the engine from the database, exactly as it was before the failed batch.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <thread>
 
@@ -41,6 +44,21 @@ EngineConfig floor_config() {
   return config;
 }
 
+// A trigger that refuses every transfer while set_failing(true): a commit failure injected in
+// the database itself.
+void install_failure_switch(pqxx::connection& connection) {
+  pqxx::work tx(connection);
+  tx.exec("CREATE TABLE fail_commits (on_ boolean)");
+  tx.exec(
+      "CREATE FUNCTION refuse_when_failing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+      "IF EXISTS (SELECT 1 FROM fail_commits) THEN RAISE EXCEPTION 'injected commit failure'; "
+      "END IF; RETURN NEW; END $$");
+  tx.exec(
+      "CREATE TRIGGER injected_failure BEFORE INSERT ON transfers FOR EACH ROW "
+      "EXECUTE FUNCTION refuse_when_failing()");
+  tx.commit();
+}
+
 void set_failing(pqxx::connection& connection, bool failing) {
   pqxx::work tx(connection);
   tx.exec(failing ? "INSERT INTO fail_commits VALUES (true)" : "DELETE FROM fail_commits");
@@ -51,18 +69,7 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
   testing::TestDatabase database;
   auto control = database.connect();
   storage::apply_migrations(*control);
-  {
-    pqxx::work tx(*control);
-    tx.exec("CREATE TABLE fail_commits (on_ boolean)");
-    tx.exec(
-        "CREATE FUNCTION refuse_when_failing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-        "IF EXISTS (SELECT 1 FROM fail_commits) THEN RAISE EXCEPTION 'injected commit failure'; "
-        "END IF; RETURN NEW; END $$");
-    tx.exec(
-        "CREATE TRIGGER injected_failure BEFORE INSERT ON transfers FOR EACH ROW "
-        "EXECUTE FUNCTION refuse_when_failing()");
-    tx.commit();
-  }
+  install_failure_switch(*control);
   FixedClock clock;
   SplitMix64 random(4);
   auto paytables = std::move(load_paytables(embedded_paytables())).value();
@@ -167,6 +174,122 @@ TEST(DurableHost, ALinkAddedToTheFloorOpensAtItsSeedsBesideTheKeptState) {
   auto third = again.open();
   ASSERT_TRUE(third.ok()) << third.error().front();
   EXPECT_EQ((*third)->snapshot(), engine.snapshot());
+}
+
+}  // namespace
+}  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+// What a callback-API handler sees: the answer arrives once, after its batch commits, on
+// another thread; a batch that fails answers UNAVAILABLE and leaves nothing behind.
+template <typename Answer>
+class Answered {
+ public:
+  void set(Answer answer) {
+    {
+      std::lock_guard lock(mutex_);
+      ++calls_;
+      answer_.emplace(std::move(answer));
+    }
+    changed_.notify_all();
+  }
+  // The answer, once given within `timeout`.
+  std::optional<Answer> wait(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, timeout, [&] { return answer_.has_value(); });
+    return answer_;
+  }
+  int calls() {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Answer> answer_;
+  int calls_ = 0;
+};
+
+TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
+  testing::TestDatabase database;
+  auto control = database.connect();
+  storage::apply_migrations(*control);
+  install_failure_switch(*control);
+  FixedClock clock;
+  SplitMix64 random(6);
+  auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  PostgresDurability durability(database.dsn(), floor_config(), paytables, clock, random);
+  auto opened = durability.open();
+  ASSERT_TRUE(opened.ok()) << opened.error().front();
+  EngineHost host(std::move(opened).value(), &durability);
+
+  // A transaction of the test's holds the rounds table, so the host's commit waits for it.
+  Answered<Result<OpenRoundAnswer, EngineFailure>> open;
+  {
+    pqxx::work blocker(*control);
+    blocker.exec("LOCK TABLE rounds IN ACCESS EXCLUSIVE MODE");
+    host.submit(
+        [](Engine& engine, Records& records) {
+          return engine.open_round({TableId("T1"), RoundId(1)}, records);
+        },
+        [&](auto answer) { open.set(std::move(answer)); });
+    EXPECT_FALSE(open.wait(300ms)) << "answered before its batch committed";
+    blocker.commit();
+  }
+  const auto opened_answer = open.wait(10s);
+  ASSERT_TRUE(opened_answer);
+  EXPECT_TRUE(opened_answer->ok());
+  EXPECT_EQ(open.calls(), 1);
+  pqxx::work check(*control);
+  EXPECT_EQ(check.exec1("SELECT count(*) FROM rounds")[0].as<int>(), 1);
+  check.commit();
+
+  // A replay of a committed command is answered at once, on the caller's thread.
+  Answered<Result<OpenRoundAnswer, EngineFailure>> replay;
+  host.submit(
+      [](Engine& engine, Records& records) {
+        return engine.open_round({TableId("T1"), RoundId(1)}, records);
+      },
+      [&](auto answer) { replay.set(std::move(answer)); });
+  ASSERT_EQ(replay.calls(), 1);
+  const auto replayed = replay.wait(0ms);
+  ASSERT_TRUE(replayed && replayed->ok());
+  EXPECT_EQ(**replayed, **opened_answer);
+
+  // A batch that fails to commit answers UNAVAILABLE, and the engine keeps nothing of it.
+  const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
+  set_failing(*control, true);
+  Answered<Result<LockWagersAnswer, EngineFailure>> lock;
+  host.submit(
+      [](Engine& engine, Records& records) {
+        return engine.lock_wagers({TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 500}}},
+                                  records);
+      },
+      [&](auto answer) { lock.set(std::move(answer)); });
+  const auto locked = lock.wait(10s);
+  ASSERT_TRUE(locked);
+  ASSERT_FALSE(locked->ok());
+  EXPECT_EQ(locked->error().code, EngineError::link_unavailable);
+  // While failed, a submitted command is refused at once.
+  Answered<Result<LockWagersAnswer, EngineFailure>> refused;
+  host.submit(
+      [](Engine& engine, Records& records) {
+        return engine.lock_wagers({TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 500}}},
+                                  records);
+      },
+      [&](auto answer) { refused.set(std::move(answer)); });
+  ASSERT_EQ(refused.calls(), 1);
+  EXPECT_EQ(refused.wait(0ms)->error().code, EngineError::link_unavailable);
+  set_failing(*control, false);
+  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(host.failed());
+  EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
+  EXPECT_EQ(lock.calls(), 1);
+  host.stop();
 }
 
 }  // namespace
