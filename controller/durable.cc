@@ -10,31 +10,6 @@
 #include "storage/state_loader.h"
 
 namespace jackpot {
-namespace {
-
-template <typename T>
-void append(std::vector<T>& into, const std::vector<T>& from) {
-  into.insert(into.end(), from.begin(), from.end());
-}
-
-}  // namespace
-
-Records merged(const std::vector<Records>& batch) {
-  Records all;
-  for (const Records& records : batch) {
-    append(all.transfers, records.transfers);
-    append(all.rounds, records.rounds);
-    append(all.wagers, records.wagers);
-    append(all.hands, records.hands);
-    append(all.draws, records.draws);
-    append(all.payouts, records.payouts);
-    append(all.answers, records.answers);
-    append(all.dynamic_pays, records.dynamic_pays);
-    append(all.hits, records.hits);
-    append(all.link_statuses, records.link_statuses);
-  }
-  return all;
-}
 
 PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
                                        std::vector<Paytable> paytables, Clock& clock,
@@ -46,7 +21,11 @@ PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
       random_(random) {}
 
 pqxx::connection& PostgresDurability::connection() {
-  if (!connection_ || !connection_->is_open()) connection_ = storage::connect(dsn_);
+  if (!connection_ || !connection_->is_open()) {
+    connection_ = storage::connect(dsn_);
+    // An answer means its commit is on disk, whatever the server's default says.
+    pqxx::nontransaction(*connection_, "durable_session").exec("SET synchronous_commit TO on");
+  }
   return *connection_;
 }
 
@@ -121,9 +100,12 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::op
 
 bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& error) {
   try {
-    pqxx::work tx(connection(), "commit_batch");
-    storage::write_records(tx, merged(batch));
-    tx.commit();
+    pqxx::connection& db = connection();
+    const std::string sql = storage::records_sql(db, batch);
+    if (sql.empty()) return true;
+    // One round trip: the statements of one query message run as one transaction, committed
+    // when the last succeeds and rolled back whole when any fails.
+    pqxx::nontransaction(db, "commit_batch").exec(sql);
     return true;
   } catch (const std::exception& failure) {
     error = failure.what();

@@ -45,7 +45,4 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   std::unique_ptr<pqxx::connection> connection_;
 };
 
-// All records of several commands as one, in order.
-Records merged(const std::vector<Records>& batch);
-
 }  // namespace jackpot

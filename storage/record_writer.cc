@@ -1,8 +1,11 @@
 #include "storage/record_writer.h"
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
 #include <pqxx/pqxx>
+#include <ranges>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -22,9 +25,25 @@ std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_h
 // trip. A batch used to take two round trips per table with COPY, which was half of its write
 // time; a VALUES list cost the server a parse and an expression per cell, a third of its time.
 struct Batch {
-  pqxx::work& tx;
+  pqxx::connection_base& connection;  // For escaping.
   std::string sql;
 };
+
+using Span = std::span<const Records>;
+
+// Every record of one kind across the commands of a batch, in order.
+template <typename T>
+auto all(Span records, std::vector<T> Records::*field) {
+  return records | std::views::transform([field](const Records& r) -> const std::vector<T>& {
+           return r.*field;
+         }) |
+         std::views::join;
+}
+template <typename T>
+bool any(Span records, std::vector<T> Records::*field) {
+  return std::any_of(records.begin(), records.end(),
+                     [field](const Records& r) { return !(r.*field).empty(); });
+}
 
 // Array elements, as PostgreSQL's array input reads them.
 void element(std::string& out, const std::string& value) {
@@ -79,8 +98,8 @@ class Rows {
     for (std::size_t i = 0; i < columns_.size(); ++i) sql += (i > 0 ? ", " : "") + columns_[i].name;
     sql += ") SELECT * FROM unnest(";
     for (std::size_t i = 0; i < columns_.size(); ++i) {
-      sql +=
-          (i > 0 ? ", '" : "'") + batch_.tx.esc(arrays_[i] + "}") + "'::" + columns_[i].type + "[]";
+      sql += (i > 0 ? ", '" : "'") + batch_.connection.esc(arrays_[i] + "}") +
+             "'::" + columns_[i].type + "[]";
     }
     sql += ");\n";
   }
@@ -92,26 +111,27 @@ class Rows {
   std::vector<std::string> arrays_;
 };
 
-void write_rounds(Batch& tx, const Records& records) {
+void write_rounds(Batch& tx, Span records) {
   bool any_open = false;
-  for (const RoundRecord& round : records.rounds) any_open |= round.phase == RoundPhase::open;
+  for (const RoundRecord& round : all(records, &Records::rounds))
+    any_open |= round.phase == RoundPhase::open;
   if (any_open) {
     Rows rows(
         tx, "rounds",
         std::vector<Column>{{"round_key", "bigint"}, {"table_id", "text"}, {"round_id", "bigint"}});
-    for (const RoundRecord& round : records.rounds) {
+    for (const RoundRecord& round : all(records, &Records::rounds)) {
       if (round.phase != RoundPhase::open) continue;
       rows << std::make_tuple(static_cast<std::int64_t>(round.round_key), round.table.value(),
                               static_cast<std::int64_t>(round.round.value()));
     }
     rows.complete();
   }
-  if (records.rounds.empty()) return;
+  if (!any(records, &Records::rounds)) return;
   Rows events(
       tx, "round_events",
       std::vector<Column>{
           {"round_key", "bigint"}, {"phase", "text"}, {"at", "timestamptz"}, {"reason", "text"}});
-  for (const RoundRecord& round : records.rounds) {
+  for (const RoundRecord& round : all(records, &Records::rounds)) {
     events << std::make_tuple(static_cast<std::int64_t>(round.round_key),
                               std::string(to_string(round.phase)), timestamp_text(round.time_us),
                               round.reason);
@@ -119,22 +139,22 @@ void write_rounds(Batch& tx, const Records& records) {
   events.complete();
 }
 
-void write_wagers_and_hands(Batch& tx, const Records& records) {
-  if (!records.wagers.empty()) {
+void write_wagers_and_hands(Batch& tx, Span records) {
+  if (any(records, &Records::wagers)) {
     Rows rows(tx, "wagers",
               std::vector<Column>{{"round_key", "bigint"},
                                   {"seat", "integer"},
                                   {"link_id", "text"},
                                   {"amount_micros", "bigint"},
                                   {"units", "bigint"}});
-    for (const WagerRecord& wager : records.wagers) {
+    for (const WagerRecord& wager : all(records, &Records::wagers)) {
       rows << std::make_tuple(static_cast<std::int64_t>(wager.round_key),
                               static_cast<std::int64_t>(wager.seat), wager.link.value(),
                               wager.amount.micros(), wager.units);
     }
     rows.complete();
   }
-  if (!records.hands.empty()) {
+  if (any(records, &Records::hands)) {
     Rows rows(tx, "hands",
               std::vector<Column>{{"round_key", "bigint"},
                                   {"seat", "integer"},
@@ -142,7 +162,7 @@ void write_wagers_and_hands(Batch& tx, const Records& records) {
                                   {"cards", "text"},
                                   {"dealer_keyed", "boolean"},
                                   {"hand", "text"}});
-    for (const HandRecord& hand : records.hands) {
+    for (const HandRecord& hand : all(records, &Records::hands)) {
       rows << std::make_tuple(static_cast<std::int64_t>(hand.round_key),
                               static_cast<std::int64_t>(hand.seat), hand.link.value(), hand.cards,
                               hand.dealer_keyed, hand.hand);
@@ -151,8 +171,8 @@ void write_wagers_and_hands(Batch& tx, const Records& records) {
   }
 }
 
-void write_draws(Batch& tx, const Records& records) {
-  if (records.draws.empty()) return;
+void write_draws(Batch& tx, Span records) {
+  if (!any(records, &Records::draws)) return;
   Rows rows(tx, "draws",
             std::vector<Column>{{"draw_id", "bigint"},
                                 {"round_key", "bigint"},
@@ -167,7 +187,7 @@ void write_draws(Batch& tx, const Records& records) {
                                 {"drawn_at", "timestamptz"},
                                 {"trigger_above_micros", "bigint"},
                                 {"trigger_up_to_micros", "bigint"}});
-  for (const DrawRecord& draw : records.draws) {
+  for (const DrawRecord& draw : all(records, &Records::draws)) {
     std::optional<std::int64_t> point;
     std::optional<std::string> salt;
     std::optional<std::string> commitment;
@@ -188,8 +208,8 @@ void write_draws(Batch& tx, const Records& records) {
   rows.complete();
 }
 
-void write_transfers(Batch& tx, const Records& records) {
-  if (records.transfers.empty()) return;
+void write_transfers(Batch& tx, Span records) {
+  if (!any(records, &Records::transfers)) return;
   Rows rows(tx, "transfers",
             std::vector<Column>{{"link_id", "text"},
                                 {"transfer_id", "bigint"},
@@ -202,7 +222,7 @@ void write_transfers(Batch& tx, const Records& records) {
                                 {"round_key", "bigint"},
                                 {"payout_id", "bigint"},
                                 {"corrects", "bigint"}});
-  for (const TransferRecord& record : records.transfers) {
+  for (const TransferRecord& record : all(records, &Records::transfers)) {
     const Transfer& t = record.transfer;
     rows << std::make_tuple(
         record.link.value(), static_cast<std::int64_t>(t.id.value()),
@@ -217,10 +237,10 @@ void write_transfers(Batch& tx, const Records& records) {
 // A payout record is a new payout (no approvals yet, not rejected) or a change of state. Its
 // events are numbered from the record alone: 1 at creation, then one per approval, then the
 // end, so that a batch is written with COPY and no look-up.
-void write_payouts(Batch& tx, const Records& records) {
-  if (records.payouts.empty()) return;
+void write_payouts(Batch& tx, Span records) {
+  if (!any(records, &Records::payouts)) return;
   bool any_new = false;
-  for (const Payout& payout : records.payouts) {
+  for (const Payout& payout : all(records, &Records::payouts)) {
     any_new |= payout.approved_by.empty() && payout.state != PayoutState::rejected;
   }
   if (any_new) {
@@ -237,7 +257,7 @@ void write_payouts(Batch& tx, const Records& records) {
                                   {"approvals_required", "integer"},
                                   {"award_transfer_id", "bigint"},
                                   {"created_at", "timestamptz"}});
-    for (const Payout& payout : records.payouts) {
+    for (const Payout& payout : all(records, &Records::payouts)) {
       if (!payout.approved_by.empty() || payout.state == PayoutState::rejected) continue;
       rows << std::make_tuple(
           static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
@@ -256,7 +276,7 @@ void write_payouts(Batch& tx, const Records& records) {
                                   {"state", "text"},
                                   {"supervisor", "text"},
                                   {"reason", "text"}});
-  for (const Payout& payout : records.payouts) {
+  for (const Payout& payout : all(records, &Records::payouts)) {
     const auto approvals = static_cast<std::int64_t>(payout.approved_by.size());
     std::string state = "pending";
     std::int64_t seq = 1 + approvals;
@@ -288,14 +308,14 @@ std::string_view command_name(CommandKind command) {
 }
 
 // Answers, Dynamic Pay selections, Must-Hit-By hits and link status changes.
-void write_recovery_rows(Batch& tx, const Records& records) {
-  if (!records.answers.empty()) {
+void write_recovery_rows(Batch& tx, Span records) {
+  if (any(records, &Records::answers)) {
     Rows rows(tx, "command_answers",
               std::vector<Column>{{"round_key", "bigint"},
                                   {"command", "text"},
                                   {"request", "bytea"},
                                   {"answer", "bytea"}});
-    for (const AnswerRecord& answer : records.answers) {
+    for (const AnswerRecord& answer : all(records, &Records::answers)) {
       const auto* request = reinterpret_cast<const std::uint8_t*>(answer.request.data());
       const auto* body = reinterpret_cast<const std::uint8_t*>(answer.answer.data());
       rows << std::make_tuple(
@@ -304,20 +324,20 @@ void write_recovery_rows(Batch& tx, const Records& records) {
     }
     rows.complete();
   }
-  if (!records.dynamic_pays.empty()) {
+  if (any(records, &Records::dynamic_pays)) {
     Rows rows(tx, "dynamic_pays",
               std::vector<Column>{{"round_key", "bigint"},
                                   {"link_id", "text"},
                                   {"row_index", "integer"},
                                   {"option", "integer"}});
-    for (const DynamicPayRecord& pay : records.dynamic_pays) {
+    for (const DynamicPayRecord& pay : all(records, &Records::dynamic_pays)) {
       rows << std::make_tuple(static_cast<std::int64_t>(pay.round_key), pay.link.value(),
                               static_cast<std::int64_t>(pay.row),
                               static_cast<std::int64_t>(pay.option));
     }
     rows.complete();
   }
-  if (!records.hits.empty()) {
+  if (any(records, &Records::hits)) {
     Rows rows(tx, "must_hit_by_hits",
               std::vector<Column>{{"round_key", "bigint"},
                                   {"link_id", "text"},
@@ -327,7 +347,7 @@ void write_recovery_rows(Batch& tx, const Records& records) {
                                   {"award_transfer_id", "bigint"},
                                   {"draw_id", "bigint"},
                                   {"payout_id", "bigint"}});
-    for (const MustHitByHitRecord& hit : records.hits) {
+    for (const MustHitByHitRecord& hit : all(records, &Records::hits)) {
       rows << std::make_tuple(
           static_cast<std::int64_t>(hit.round_key), hit.link.value(),
           static_cast<std::int64_t>(hit.level), static_cast<std::int64_t>(hit.seat),
@@ -339,7 +359,7 @@ void write_recovery_rows(Batch& tx, const Records& records) {
   Rows statuses(
       tx, "link_status_events",
       std::vector<Column>{{"link_id", "text"}, {"status", "text"}, {"at", "timestamptz"}});
-  for (const LinkStatusRecord& status : records.link_statuses) {
+  for (const LinkStatusRecord& status : all(records, &Records::link_statuses)) {
     statuses << std::make_tuple(status.link.value(), std::string(to_string(status.status)),
                                 timestamp_text(status.time_us));
   }
@@ -388,15 +408,20 @@ void write_links(pqxx::work& tx, const std::vector<LinkRow>& links) {
   }
 }
 
+std::string records_sql(pqxx::connection_base& connection, std::span<const Records> batch) {
+  Batch sql{connection, {}};
+  write_rounds(sql, batch);
+  write_wagers_and_hands(sql, batch);
+  write_draws(sql, batch);
+  write_transfers(sql, batch);
+  write_payouts(sql, batch);
+  write_recovery_rows(sql, batch);
+  return std::move(sql.sql);
+}
+
 void write_records(pqxx::work& tx, const Records& records) {
-  Batch batch{tx, {}};
-  write_rounds(batch, records);
-  write_wagers_and_hands(batch, records);
-  write_draws(batch, records);
-  write_transfers(batch, records);
-  write_payouts(batch, records);
-  write_recovery_rows(batch, records);
-  if (!batch.sql.empty()) tx.exec(batch.sql);
+  const std::string sql = records_sql(tx.conn(), std::span<const Records>(&records, 1));
+  if (!sql.empty()) tx.exec(sql);
 }
 
 }  // namespace jackpot::storage

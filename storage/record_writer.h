@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <pqxx/connection>
 #include <pqxx/transaction>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ void write_links(pqxx::work& tx, const std::vector<LinkRow>& links);
 // order that satisfies every foreign key; a constraint violation throws and the caller's
 // transaction rolls back as a whole.
 void write_records(pqxx::work& tx, const Records& records);
+
+// The SQL that writes the records of a whole batch of commands, in command order: statements
+// without a transaction of their own, for the caller to run in one.
+std::string records_sql(pqxx::connection_base& connection, std::span<const Records> batch);
 
 // "2026-11-29 17:05:29.123456+00" for microseconds since the Unix epoch.
 std::string timestamp_text(std::int64_t unix_us);
