@@ -8,7 +8,10 @@ namespace jackpot {
 EngineHost::EngineHost(std::unique_ptr<Engine> engine, Durability* durability,
                        std::size_t batch_commands_max)
     : engine_(std::move(engine)), durability_(durability), batch_commands_max_(batch_commands_max) {
-  if (durability_ != nullptr) committer_ = std::thread([this] { commit_loop(); });
+  if (durability_ != nullptr) {
+    committer_ = std::thread([this] { commit_loop(); });
+    responder_ = std::thread([this] { respond_loop(); });
+  }
 }
 
 EngineHost::~EngineHost() { stop(); }
@@ -37,7 +40,40 @@ void EngineHost::stop() {
   }
   committed_.notify_all();
   space_.notify_all();
-  for (Waiter& waiter : left) waiter.answer(false);
+  if (!left.empty()) deliver({std::move(left), false, {}, 0, false, false});
+  {
+    std::lock_guard lock(deliveries_mutex_);
+    deliveries_done_ = true;
+  }
+  deliveries_ready_.notify_all();
+  if (responder_.joinable()) responder_.join();
+}
+
+void EngineHost::deliver(Delivery delivery) {
+  {
+    std::lock_guard lock(deliveries_mutex_);
+    deliveries_.push_back(std::move(delivery));
+  }
+  deliveries_ready_.notify_one();
+}
+
+// Answers callers and tells the observer, off the committer's path; drains what is queued
+// before it stops.
+void EngineHost::respond_loop() {
+  std::unique_lock lock(deliveries_mutex_);
+  for (;;) {
+    deliveries_ready_.wait(lock, [&] { return deliveries_done_ || !deliveries_.empty(); });
+    if (deliveries_.empty()) return;
+    std::vector<Delivery> taken;
+    taken.swap(deliveries_);
+    lock.unlock();
+    for (Delivery& delivery : taken) {
+      // Observed first: a table that has its answer finds the commit in the metrics.
+      if (delivery.observe && observer_) observer_(delivery.batch, delivery.seconds, delivery.ok);
+      for (Waiter& waiter : delivery.waiters) waiter.answer(delivery.durable);
+    }
+    lock.lock();
+  }
 }
 
 std::vector<EngineHost::Waiter> EngineHost::take_waiters(bool all) {
@@ -72,11 +108,8 @@ void EngineHost::commit_loop() {
     std::string error;
     const auto started = std::chrono::steady_clock::now();
     const bool ok = durability_->commit(batch, error);
-    if (observer_) {
-      observer_(batch,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
-                ok);
-    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     lock.lock();
     if (ok) {
       committed_sequence_ = in_flight_;
@@ -85,11 +118,12 @@ void EngineHost::commit_loop() {
       committed_.notify_all();
       std::vector<Waiter> ready = take_waiters(false);
       lock.unlock();
-      for (Waiter& waiter : ready) waiter.answer(true);
+      deliver({std::move(ready), true, std::move(batch), seconds, true, true});
       lock.lock();
       continue;
     }
     lock.unlock();
+    deliver({{}, false, std::move(batch), seconds, true, false});
     fail_and_recover(error);
     lock.lock();
   }
@@ -108,7 +142,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     ++gathering_sequence_;             // Later batches never share a number with a lost one.
     lost = take_waiters(true);         // Every waiter still here needed a lost batch.
   }
-  for (Waiter& waiter : lost) waiter.answer(false);
+  deliver({std::move(lost), false, {}, 0, false, false});
   committed_.notify_all();
   space_.notify_all();
   bump_status();

@@ -78,8 +78,8 @@ class EngineHost {
 
   // Runs a command like run() without keeping the calling thread: `done` gets the answer once
   // run() would return it (its batch committed, or UNAVAILABLE when the batch is lost). `done`
-  // runs on the committer thread after a commit, or on the calling thread when nothing needs to
-  // wait; it must not call back into the host. The caller waits only for room in a full batch.
+  // runs on the host's responder thread, or on the calling thread when nothing needs to wait;
+  // it must not call back into the host. The caller waits only for room in a full batch.
   // For gRPC's callback API, where a blocked handler would hold a thread per call in flight.
   template <typename Command, typename Done>
   void submit(Command&& command, Done&& done) {
@@ -159,9 +159,9 @@ class EngineHost {
   std::uint64_t batches_committed();
   std::uint64_t commands_committed();
 
-  // Called by the committer after every commit attempt: the batch's records (one entry per
-  // command), how long the commit took, whether it committed. Set before the first command; for
-  // metrics.
+  // Called after every commit attempt, in commit order, on the host's responder thread: the
+  // batch's records (one entry per command), how long the commit took, whether it committed.
+  // Set before the first command; for metrics.
   using CommitObserver =
       std::function<void(const std::vector<Records>& batch, double seconds, bool ok)>;
   void observe_commits(CommitObserver observer) { observer_ = std::move(observer); }
@@ -229,6 +229,24 @@ class EngineHost {
 
   CommitObserver observer_;
   std::thread committer_;
+
+  // What the committer hands over after a commit attempt, so that it can start the next commit
+  // at once: the callers to answer, and the batch for the observer.
+  struct Delivery {
+    std::vector<Waiter> waiters;
+    bool durable = false;  // How to answer them.
+    std::vector<Records> batch;
+    double seconds = 0;
+    bool observe = false;  // A commit attempt, for the observer.
+    bool ok = false;
+  };
+  void deliver(Delivery delivery);
+  void respond_loop();
+  std::mutex deliveries_mutex_;
+  std::condition_variable deliveries_ready_;
+  std::vector<Delivery> deliveries_;
+  bool deliveries_done_ = false;
+  std::thread responder_;
 };
 
 }  // namespace jackpot
