@@ -59,7 +59,8 @@ std::unique_ptr<prometheus::Exposer> start_metrics(const std::string& address,
 }
 
 std::optional<EngineConfig> read_floor(const std::string& file,
-                                       const std::vector<Paytable>& paytables) {
+                                       const std::vector<Paytable>& paytables,
+                                       std::string& floor_text) {
   std::ifstream in(file);
   if (!in) {
     log_line("cannot read the floor file " + file + "; not starting");
@@ -67,7 +68,8 @@ std::optional<EngineConfig> read_floor(const std::string& file,
   }
   std::ostringstream text;
   text << in.rdbuf();
-  auto floor = load_floor(text.str(), file, paytables);
+  floor_text = text.str();
+  auto floor = load_floor(floor_text, file, paytables);
   if (!floor) {
     for (const std::string& problem : floor.error()) log_line(problem);
     log_line("the floor is not valid; not starting");
@@ -101,8 +103,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   static OsRandom random;
   static SystemClock clock;
   std::optional<EngineConfig> floor;
+  std::string floor_text;
   if (!options.floor_file.empty()) {
-    floor = read_floor(options.floor_file, *paytables);
+    floor = read_floor(options.floor_file, *paytables, floor_text);
     if (!floor) return kExitStartupFailed;
   } else {
     log_line("no --floor given: serving health and metrics only");
@@ -123,6 +126,18 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     return kExitStartupFailed;
   }
 
+  // The floor the daemon runs is on record before it changes anything.
+  std::string floor_version = "none";
+  if (floor) {
+    try {
+      floor_version = std::to_string(storage::record_floor_version(*db, floor_text));
+    } catch (const std::exception& error) {
+      log_line(std::string("cannot record the floor configuration: ") + error.what() +
+               "; not starting");
+      return kExitStartupFailed;
+    }
+  }
+
   std::unique_ptr<PostgresDurability> durability;
   std::unique_ptr<EngineHost> host;
   if (floor) {
@@ -134,9 +149,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       log_line("the engine state cannot be rebuilt; not starting");
       return kExitStartupFailed;
     }
-    log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
-             " links, " + std::to_string(floor->tables.size()) +
-             " tables; state from the database");
+    log_line("floor " + options.floor_file + " (version " + floor_version +
+             "): " + std::to_string(floor->links.size()) + " links, " +
+             std::to_string(floor->tables.size()) + " tables; state from the database");
     host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
     host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
       metrics.observe_commit(batch, seconds, ok);
@@ -178,8 +193,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 
   try {
-    storage::append_audit_event(*db, principal, "daemon.start",
-                                {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
+    storage::append_audit_event(
+        *db, principal, "daemon.start",
+        {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}, {"floor_version", floor_version}});
   } catch (const std::exception& error) {
     log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
              "; not starting");

@@ -304,11 +304,19 @@ LinkStatus Engine::link_status(const LinkId& id) const {
 }
 
 Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, LinkStatus status,
-                                                          Records& out) {
+                                                          const std::string& changed_by,
+                                                          const std::string& reason, Records& out) {
   LinkState* state = find_link(id);
   if (state == nullptr) return failure(EngineError::unknown_link, "no link '" + id.value() + "'");
+  if (changed_by.empty()) return invalid("a status change needs the name of who asks for it");
+  if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("a status change needs a reason");
+  }
+  if (has_nul(changed_by) || has_nul(reason)) {
+    return invalid("a status change's name and reason may not contain NUL characters");
+  }
   state->status = status;
-  out.link_statuses.push_back({id, status, clock_.now_us()});
+  out.link_statuses.push_back({id, status, clock_.now_us(), changed_by, reason});
   return status;
 }
 
@@ -599,7 +607,8 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                     {},
                     "",
                     award.id,
-                    now};
+                    now,
+                    ""};
       if (hit.amount < link.settings.approval_threshold) {
         std::vector<Transfer> paid_now;
         const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
@@ -935,7 +944,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                   {},
                   "",
                   award.award.id,
-                  now};
+                  now,
+                  ""};
     if (award.amount < link.settings.approval_threshold) {
       auto paid =
           link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
@@ -1160,7 +1170,8 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
   for (const Transfer& transfer : link.scratch) out.transfers.push_back({payout.link, transfer});
   link.scratch.clear();
   payout.state = PayoutState::rejected;
-  payout.rejected_reason = supervisor + ": " + reason;
+  payout.rejected_by = supervisor;
+  payout.rejected_reason = reason;
   out.payouts.push_back(payout);
   Payout answer = std::move(payout);
   payouts_.erase(it);

@@ -60,8 +60,10 @@ class Engine {
   Result<Payout, EngineFailure> reject_payout(PayoutId payout, const std::string& supervisor,
                                               const std::string& reason, Records& out);
 
+  // An operator opens or closes a link; who asked and why go on the record.
   Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status,
-                                                    Records& out);
+                                                    const std::string& changed_by,
+                                                    const std::string& reason, Records& out);
   LinkStatus link_status(const LinkId& link) const;
 
   // Every level of the given links (all links when empty), in configuration order.

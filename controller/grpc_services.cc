@@ -85,6 +85,20 @@ pb::LinkStatus link_status(LinkStatus status) {
   return pb::LINK_STATUS_UNSPECIFIED;
 }
 
+// Who is calling, for the record: the identity of the client's certificate once mutual TLS
+// authenticates callers, and until then the unauthenticated peer's address.
+std::string caller(const ServerContext& context) {
+  const auto auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    std::string identity;
+    for (const auto& part : auth->GetPeerIdentity()) {
+      identity += (identity.empty() ? "" : ",") + std::string(part.data(), part.size());
+    }
+    if (!identity.empty()) return identity;
+  }
+  return "unauthenticated " + context.peer();
+}
+
 std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& field) {
   return {field.begin(), field.end()};
 }
@@ -322,7 +336,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
     return Status::OK;
   }
 
-  Status SetLinkStatus(ServerContext*, const pb::SetLinkStatusRequest* request,
+  Status SetLinkStatus(ServerContext* context, const pb::SetLinkStatusRequest* request,
                        pb::SetLinkStatusResponse* response) override {
     if (request->status() != pb::LINK_STATUS_OPEN && request->status() != pb::LINK_STATUS_CLOSED) {
       return Status(StatusCode::INVALID_ARGUMENT, "a link can be set OPEN or CLOSED");
@@ -333,7 +347,8 @@ class AdminServiceImpl final : public pb::AdminService::Service {
     const LinkStatus wanted =
         request->status() == pb::LINK_STATUS_OPEN ? LinkStatus::open : LinkStatus::closed;
     const auto changed = host_.change_status([&](Engine& engine, Records& records) {
-      return engine.set_link_status(LinkId(request->link_id()), wanted, records);
+      return engine.set_link_status(LinkId(request->link_id()), wanted, caller(*context),
+                                    request->reason(), records);
     });
     if (!changed) return to_status(changed.error());
     response->set_link_id(request->link_id());

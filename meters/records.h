@@ -39,6 +39,7 @@ struct Payout {
   std::string rejected_reason;
   TransferId award_transfer;  // The award or tray pay it pays.
   std::int64_t created_us = 0;
+  std::string rejected_by;  // The supervisor who rejected it (rejected_reason says why).
   friend bool operator==(const Payout&, const Payout&) = default;
 };
 
@@ -134,6 +135,8 @@ struct LinkStatusRecord {
   LinkId link;
   LinkStatus status = LinkStatus::open;
   std::int64_t time_us = 0;
+  std::string changed_by;  // Who asked for it.
+  std::string reason;
 };
 
 // Names as the database and the logs use them: "open", "must_hit_by", "hidden_trigger", ...

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <pqxx/pqxx>
+#include <stdexcept>
+
+#include "meters/sha256.h"
 
 namespace jackpot::storage {
 namespace {
@@ -58,6 +61,25 @@ void append_audit_event(pqxx::connection& connection, std::string_view principal
   tx.exec_params("INSERT INTO audit_log (principal, action, detail) VALUES ($1, $2, $3::jsonb)",
                  std::string(principal), std::string(action), json_object(detail));
   tx.commit();
+}
+
+std::int64_t record_floor_version(pqxx::connection& connection, const std::string& floor_text) {
+  // libpq sends text parameters as C strings: a NUL would store a cut copy.
+  if (floor_text.find('\0') != std::string::npos) {
+    throw std::invalid_argument("the floor text contains a NUL character");
+  }
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
+  const std::string digest = to_hex(sha256({bytes, floor_text.size()}));
+  pqxx::work tx(connection, "floor_version");
+  tx.exec_params(
+      "INSERT INTO floor_versions (sha256, floor_text) VALUES ($1, $2) "
+      "ON CONFLICT (sha256) DO NOTHING",
+      digest, floor_text);
+  const auto version =
+      tx.exec_params1("SELECT version FROM floor_versions WHERE sha256 = $1", digest)[0]
+          .as<std::int64_t>();
+  tx.commit();
+  return version;
 }
 
 }  // namespace jackpot::storage

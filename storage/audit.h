@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <pqxx/connection>
 #include <string>
 #include <string_view>
@@ -15,6 +16,10 @@ using AuditDetail = std::vector<std::pair<std::string, std::string>>;
 // "daemon/host-1" or "supervisor/S7"; `action` is dotted lower case, e.g. "daemon.start".
 void append_audit_event(pqxx::connection& connection, std::string_view principal,
                         std::string_view action, const AuditDetail& detail);
+
+// Records the floor configuration the daemon runs, once per distinct text, and returns its
+// version number (the same number each time the same floor starts again).
+std::int64_t record_floor_version(pqxx::connection& connection, const std::string& floor_text);
 
 // A JSON object of string values, with every string escaped as RFC 8259 requires.
 std::string json_object(const AuditDetail& detail);

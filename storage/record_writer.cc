@@ -286,7 +286,9 @@ void write_payouts(Batch& tx, Span records) {
       state = "rejected";
       seq = 2 + approvals;
     }
-    const std::string supervisor = approvals > 0 ? payout.approved_by.back() : "";
+    const std::string supervisor = payout.state == PayoutState::rejected ? payout.rejected_by
+                                   : approvals > 0                       ? payout.approved_by.back()
+                                                                         : "";
     events << std::make_tuple(static_cast<std::int64_t>(payout.id.value()), seq, state, supervisor,
                               payout.rejected_reason);
   }
@@ -356,12 +358,15 @@ void write_recovery_rows(Batch& tx, Span records) {
     }
     rows.complete();
   }
-  Rows statuses(
-      tx, "link_status_events",
-      std::vector<Column>{{"link_id", "text"}, {"status", "text"}, {"at", "timestamptz"}});
+  Rows statuses(tx, "link_status_events",
+                std::vector<Column>{{"link_id", "text"},
+                                    {"status", "text"},
+                                    {"at", "timestamptz"},
+                                    {"changed_by", "text"},
+                                    {"reason", "text"}});
   for (const LinkStatusRecord& status : all(records, &Records::link_statuses)) {
     statuses << std::make_tuple(status.link.value(), std::string(to_string(status.status)),
-                                timestamp_text(status.time_us));
+                                timestamp_text(status.time_us), status.changed_by, status.reason);
   }
   statuses.complete();
 }

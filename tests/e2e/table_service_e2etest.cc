@@ -9,6 +9,7 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <pqxx/pqxx>
 #include <random>
 #include <regex>
 
@@ -347,6 +348,25 @@ TEST_F(TableServiceEndToEnd, TablesHearWhenAnOperatorClosesTheLink) {
   EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
   EXPECT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
   watch_context.TryCancel();
+
+  // Each change is on record with its reason and its caller (the peer, until mutual TLS names
+  // callers), and so is the floor the daemon started with.
+  auto db = database_.connect();
+  pqxx::read_transaction tx(*db);
+  const auto changes = tx.exec(
+      "SELECT status, reason, changed_by FROM link_status_events WHERE link_id = 'e2e-link' "
+      "ORDER BY seq");
+  ASSERT_EQ(changes.size(), 2U);
+  EXPECT_EQ(changes[0][0].as<std::string>(), "closed");
+  EXPECT_EQ(changes[1][0].as<std::string>(), "open");
+  EXPECT_EQ(changes[0][1].as<std::string>(), "sign maintenance");
+  EXPECT_EQ(changes[0][2].as<std::string>().rfind("unauthenticated ipv4:127.0.0.1:", 0), 0U)
+      << changes[0][2].as<std::string>();
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM floor_versions")[0].as<int>(), 1);
+  EXPECT_EQ(tx.exec1("SELECT detail->>'floor_version' FROM audit_log WHERE action = "
+                     "'daemon.start'")[0]
+                .as<std::string>(),
+            tx.exec1("SELECT version::text FROM floor_versions")[0].as<std::string>());
 }
 
 }  // namespace

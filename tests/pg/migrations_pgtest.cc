@@ -191,5 +191,31 @@ TEST(AuditLog, RefusesMalformedPrincipalsAndActions) {
             std::string::npos);
 }
 
+TEST(FloorVersions, OneVersionPerDistinctFloorKeptAsWritten) {
+  TestDatabase database;
+  auto connection = database.connect();
+  apply_migrations(*connection);
+
+  const std::string first = "links { id: \"A\" }\n";
+  const std::string second = "links { id: \"B\" }\n";
+  const std::int64_t v1 = record_floor_version(*connection, first);
+  EXPECT_EQ(record_floor_version(*connection, first), v1);  // The same floor starting again.
+  const std::int64_t v2 = record_floor_version(*connection, second);
+  EXPECT_GT(v2, v1);
+  EXPECT_EQ(record_floor_version(*connection, first), v1);
+  EXPECT_NE(error_of([&] {
+              record_floor_version(*connection, std::string("links {\0}", 10));
+            }).find("NUL"),
+            std::string::npos);
+  pqxx::work tx(*connection);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM floor_versions")[0].as<int>(), 2);
+  EXPECT_EQ(tx.exec_params1("SELECT floor_text FROM floor_versions WHERE version = $1", v2)[0]
+                .as<std::string>(),
+            second);
+  EXPECT_NE(
+      error_of([&] { tx.exec("UPDATE floor_versions SET floor_text = ''"); }).find("append-only"),
+      std::string::npos);
+}
+
 }  // namespace
 }  // namespace jackpot::storage

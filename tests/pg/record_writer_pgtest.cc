@@ -310,6 +310,36 @@ TEST_F(RecordWriterTest, TheSchemaRefusesDuplicatesEditsAndDoublePayment) {
             std::string::npos);
   EXPECT_NE(refused([](pqxx::work& tx) { tx.exec("DELETE FROM draws"); }).find("append-only"),
             std::string::npos);
+  // Every table of the journal refuses changes and removals of its rows, and being emptied:
+  // each has both triggers (empty tables fire no row trigger, so the catalog is the check)...
+  {
+    pqxx::read_transaction catalog(*connection_);
+    const auto unguarded = catalog.exec(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'schema_migrations' "
+        "AND (SELECT count(*) FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid "
+        "     WHERE t.tgrelid = c.oid AND p.proname = 'jackpot_forbid_change' "
+        "     AND (t.tgtype & 1 = 1 AND t.tgtype & 2 = 2 AND t.tgtype & 24 = 24 "  // row, before,
+        "          OR t.tgtype & 32 = 32)) < 2 "  // upd+del; truncate
+        "ORDER BY 1");
+    std::string names;
+    for (const auto& row : unguarded) names += row[0].as<std::string>() + " ";
+    EXPECT_EQ(names, "") << "tables that can be rewritten";
+    EXPECT_GE(catalog
+                  .exec1("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON "
+                         "n.oid = c.relnamespace WHERE n.nspname = 'public' AND "
+                         "c.relkind = 'r'")[0]
+                  .as<int>(),
+              15);
+  }
+  // ...and the triggers work on tables that hold rows.
+  for (const std::string change : {"UPDATE rounds SET round_id = round_id + 1",
+                                   "DELETE FROM wagers", "UPDATE round_events SET reason = 'x'",
+                                   "TRUNCATE rounds CASCADE", "TRUNCATE links CASCADE"}) {
+    EXPECT_NE(refused([&](pqxx::work& tx) { tx.exec(change); }).find("append-only"),
+              std::string::npos)
+        << change;
+  }
   EXPECT_NE(refused([](pqxx::work& tx) {
               tx.exec(
                   "INSERT INTO transfers (link_id, transfer_id, debit_kind, debit_level, "

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -1626,20 +1627,53 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
 
   // A closed link stops the tables that play it.
   Records status_records;
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::closed, status_records).ok());
+  ASSERT_TRUE(h.engine()
+                  .set_link_status(LinkId("B"), LinkStatus::closed, "ops/ana", "camera fault",
+                                   status_records)
+                  .ok());
   EXPECT_EQ(h.engine().link_status(LinkId("B")), LinkStatus::closed);
   h.expect_refused(EngineError::link_closed, "open on a closed link", open("T", 12));
   h.expect_refused(EngineError::link_closed, "open at another table on the closed link",
                    open("MS", 1));
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::open, status_records).ok());
+  ASSERT_TRUE(
+      h.engine()
+          .set_link_status(LinkId("B"), LinkStatus::open, "ops/ana", "camera fixed", status_records)
+          .ok());
   h.open("T", 12);
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::closed, status_records).ok());
+  ASSERT_TRUE(h.engine()
+                  .set_link_status(LinkId("B"), LinkStatus::closed, "ops/ana", "camera fault",
+                                   status_records)
+                  .ok());
   h.expect_refused(EngineError::link_closed, "lock on a closed link",
                    lock(lock_request("T", 12, {wager(1, "B", 100)})));
-  ASSERT_TRUE(h.engine().set_link_status(LinkId("B"), LinkStatus::open, status_records).ok());
+  ASSERT_TRUE(
+      h.engine()
+          .set_link_status(LinkId("B"), LinkStatus::open, "ops/ana", "camera fixed", status_records)
+          .ok());
   h.lock(lock_request("T", 12, {wager(1, "B", 100)}));
   EXPECT_FALSE(
-      h.engine().set_link_status(LinkId("NOSUCH"), LinkStatus::closed, status_records).ok());
+      h.engine()
+          .set_link_status(LinkId("NOSUCH"), LinkStatus::closed, "ops/ana", "why", status_records)
+          .ok());
+  // Every change names who asked and why; without them nothing changes.
+  ASSERT_EQ(status_records.link_statuses.size(), 4U);
+  EXPECT_EQ(status_records.link_statuses[0].changed_by, "ops/ana");
+  EXPECT_EQ(status_records.link_statuses[0].reason, "camera fault");
+  EXPECT_EQ(status_records.link_statuses[1].reason, "camera fixed");
+  for (const auto& [who, why, what] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"", "camera fault", "without a name"},
+           {"ops/ana", " \t", "with a blank reason"},
+           {std::string("ops\0ana", 7), "camera fault", "with a NUL in the name"},
+           {"ops/ana", std::string("cam\0era", 7), "with a NUL in the reason"}}) {
+    Records refused;
+    const auto changed =
+        h.engine().set_link_status(LinkId("B"), LinkStatus::closed, who, why, refused);
+    ASSERT_FALSE(changed.ok()) << "status change " << what;
+    EXPECT_EQ(changed.error().code, EngineError::invalid_argument) << what;
+    EXPECT_TRUE(refused.empty()) << what;
+    EXPECT_EQ(h.engine().link_status(LinkId("B")), LinkStatus::open) << what;
+  }
 }
 
 // ---- 8. Payout approval -----------------------------------------------------------------------
@@ -1749,7 +1783,8 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
                    reject(999, "x", "why"));
   auto rejected = h.reject(straight_flush, "carol", "dealer error");
   EXPECT_EQ(rejected.state, PayoutState::rejected);
-  EXPECT_NE(rejected.rejected_reason.find("dealer error"), std::string::npos);
+  EXPECT_EQ(rejected.rejected_by, "carol");
+  EXPECT_EQ(rejected.rejected_reason, "dealer error");
   const auto tray_back = transfers_of(h.records(), TransferKind::tray_pay_reversal);
   ASSERT_EQ(tray_back.size(), 1U);
   EXPECT_EQ(tray_back[0].amount, usd("300.00"));
