@@ -18,7 +18,31 @@ PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
       config_(std::move(config)),
       paytables_(std::move(paytables)),
       clock_(clock),
-      random_(random) {}
+      random_(random),
+      staging_(std::make_unique<storage::BatchRows>()),
+      sealed_(std::make_unique<storage::BatchRows>()) {}
+
+void PostgresDurability::stage(const Records& records) {
+  if (!staging_error_.empty()) return;
+  try {
+    staging_->add(records);
+  } catch (const std::exception& error) {
+    // The command has run on the engine; its batch cannot commit, and the host fails stop.
+    staging_error_ = std::string("a record cannot be written: ") + error.what();
+  }
+}
+
+void PostgresDurability::seal() {
+  std::swap(staging_, sealed_);
+  staging_->clear();
+  sealed_error_ = std::move(staging_error_);
+  staging_error_.clear();
+}
+
+void PostgresDurability::discard() {
+  staging_->clear();
+  staging_error_.clear();
+}
 
 pqxx::connection& PostgresDurability::connection() {
   if (!connection_ || !connection_->is_open()) {
@@ -100,9 +124,24 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::op
 
 bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& error) {
   try {
-    pqxx::connection& db = connection();
-    const std::string sql = storage::records_sql(db, batch);
+    if (!sealed_error_.empty()) {
+      error = sealed_error_;
+      return false;
+    }
+    std::string sql;
+    if (sealed_->commands() == batch.size()) {
+      sql = sealed_->sql();
+    } else if (sealed_->commands() == 0) {
+      storage::BatchRows rows;
+      for (const Records& records : batch) rows.add(records);
+      sql = rows.sql();
+    } else {
+      error = "internal error: " + std::to_string(sealed_->commands()) +
+              " commands staged for a batch of " + std::to_string(batch.size());
+      return false;
+    }
     if (sql.empty()) return true;
+    pqxx::connection& db = connection();
     // One round trip: the statements of one query message run as one transaction, committed
     // when the last succeeds and rolled back whole when any fails.
     pqxx::nontransaction(db, "commit_batch").exec(sql);

@@ -7,6 +7,7 @@
 
 #include "controller/engine.h"
 #include "controller/engine_host.h"
+#include "storage/record_writer.h"
 #include "storage/state_loader.h"
 
 namespace jackpot {
@@ -24,6 +25,11 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   // table that still has rounds or pending payouts is refused.
   Result<std::unique_ptr<Engine>, std::vector<std::string>> open();
 
+  // Each command's rows are rendered as it joins the gathering batch (stage), so that the
+  // committer only sends them. A batch that was not staged is rendered at commit.
+  void stage(const Records& records) override;
+  void seal() override;
+  void discard() override;
   bool commit(const std::vector<Records>& batch, std::string& error) override;
   std::unique_ptr<Engine> recover(std::string& error) override;
 
@@ -43,6 +49,12 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   Clock& clock_;
   RandomSource& random_;
   std::unique_ptr<pqxx::connection> connection_;
+  // The gathering batch's rows, and the sealed batch's that commit() sends; each with the
+  // reason it cannot be written, if a record could not be rendered.
+  std::unique_ptr<storage::BatchRows> staging_;
+  std::unique_ptr<storage::BatchRows> sealed_;
+  std::string staging_error_;
+  std::string sealed_error_;
 };
 
 }  // namespace jackpot

@@ -102,6 +102,7 @@ void EngineHost::commit_loop() {
     if (gathering_.empty()) return;  // Stopping, and everything is written.
     std::vector<Records> batch;
     batch.swap(gathering_);
+    durability_->seal();
     in_flight_ = gathering_sequence_++;
     space_.notify_all();
     lock.unlock();
@@ -137,6 +138,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     std::lock_guard lock(mutex_);
     failed_ = true;
     gathering_.clear();
+    durability_->discard();
     committed_at_failure_.push_back(committed_sequence_);
     in_flight_ = committed_sequence_;  // A replay after recovery waits for nothing lost.
     ++gathering_sequence_;             // Later batches never share a number with a lost one.

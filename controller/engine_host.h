@@ -26,6 +26,14 @@ class Durability {
   // The engine as the durable state describes it, or nothing (with the reason) while that
   // cannot be read.
   virtual std::unique_ptr<Engine> recover(std::string& error) = 0;
+
+  // Optional work ahead of commit(), called with the host's lock held: stage() for each
+  // command's records as it joins the gathering batch, in order; seal() when that batch becomes
+  // the next to commit; discard() when it is abandoned. A durability can render a batch while the
+  // one before it commits.
+  virtual void stage(const Records&) {}
+  virtual void seal() {}
+  virtual void discard() {}
 };
 
 // The auditor's reconciliation of levels over a period, from durable state.
@@ -68,10 +76,7 @@ class EngineHost {
     if (durability_ == nullptr) return answer;
     // A command that changed nothing (a replay, a refusal) still waits for what it saw.
     const std::uint64_t needs = records.empty() ? sequence_seen() : gathering_sequence_;
-    if (!records.empty()) {
-      gathering_.push_back(std::move(records));
-      work_.notify_one();
-    }
+    if (!records.empty()) gather(std::move(records));
     if (!wait_durable(lock, needs)) return Answer(unavailable());
     return answer;
   }
@@ -99,10 +104,7 @@ class EngineHost {
       done(std::move(answer));
       return;
     }
-    if (!records.empty()) {
-      gathering_.push_back(std::move(records));
-      work_.notify_one();
-    }
+    if (!records.empty()) gather(std::move(records));
     waiters_.push_back({needs, [answer = std::move(answer),
                                 done = std::forward<Done>(done)](bool durable) mutable {
                           done(durable ? std::move(answer) : Answer(unavailable()));
@@ -172,6 +174,12 @@ class EngineHost {
                          "the controller cannot record changes now; retry with the same ids"};
   }
   void commit_loop();
+  // Adds a command's records to the gathering batch. With mutex_ held.
+  void gather(Records records) {
+    durability_->stage(records);
+    gathering_.push_back(std::move(records));
+    work_.notify_one();
+  }
   void fail_and_recover(const std::string& reason);
 
   std::mutex mutex_;

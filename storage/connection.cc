@@ -83,7 +83,11 @@ std::string with_network_timeouts(const std::string& dsn) {
 
 std::unique_ptr<pqxx::connection> connect(const std::string& dsn) {
   try {
-    return std::make_unique<pqxx::connection>(with_network_timeouts(dsn));
+    auto connection = std::make_unique<pqxx::connection>(with_network_timeouts(dsn));
+    // What the record writer's literals assume, whatever the server's defaults.
+    pqxx::nontransaction(*connection, "session")
+        .exec("SET standard_conforming_strings = on; SET client_encoding = 'UTF8'");
+    return connection;
   } catch (const pqxx::broken_connection& error) {
     throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) +
                        "): " + one_line(error.what()));

@@ -351,5 +351,36 @@ TEST_F(RecordWriterTest, TheSchemaRefusesDuplicatesEditsAndDoublePayment) {
   EXPECT_EQ(tx.exec1("SELECT count(*) FROM wagers")[0].as<int>(), 1);
 }
 
+// Text goes into the batch's SQL as array elements inside string literals: quotes, backslashes,
+// braces, commas and non-ASCII characters come back exactly as written, and a NUL (which would
+// cut libpq's query string) is refused before anything is sent.
+TEST_F(RecordWriterTest, TextComesBackExactlyAsWritten) {
+  const std::string awkward = "it's \"odd\" \\ back\\\\slash {a,b} NULL, \u00fcber 10\u20ac";
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T1"), RoundId(1)}, r);
+  }));
+  ASSERT_TRUE(run([&](Engine& e, Records& r) {
+    return e.void_round({TableId("T1"), RoundId(1), awkward}, r);
+  }));
+  ASSERT_TRUE(run([&](Engine& e, Records& r) {
+    return e.set_link_status(LinkId("pg-link"), LinkStatus::closed, "ops/o'neil", awkward, r);
+  }));
+  {
+    pqxx::read_transaction tx(*connection_);
+    EXPECT_EQ(
+        tx.exec1("SELECT reason FROM round_events WHERE phase = 'voided'")[0].as<std::string>(),
+        awkward);
+    const auto status = tx.exec1("SELECT changed_by, reason FROM link_status_events");
+    EXPECT_EQ(status[0].as<std::string>(), "ops/o'neil");
+    EXPECT_EQ(status[1].as<std::string>(), awkward);
+  }
+
+  Records poisoned;
+  poisoned.link_statuses.push_back(
+      {LinkId("pg-link"), LinkStatus::open, 1, "ops", std::string("a\0b", 3)});
+  storage::BatchRows rows;
+  EXPECT_THROW(rows.add(poisoned), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace jackpot
