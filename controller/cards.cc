@@ -1,6 +1,7 @@
 #include "controller/cards.h"
 
-#include <cctype>
+#include <array>
+#include <cstdint>
 
 namespace jackpot {
 namespace {
@@ -8,12 +9,32 @@ namespace {
 constexpr std::string_view kRanks = "23456789TJQKA";
 constexpr std::string_view kSuits = "shdc";
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-char upper(char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); }
+// Rank and suit by character, either case; -1 for anything else. Parsing is on the path of
+// every settlement.
+struct CardLetters {
+  std::array<std::int8_t, 256> rank{};
+  std::array<std::int8_t, 256> suit{};
+  constexpr CardLetters() {
+    rank.fill(-1);
+    suit.fill(-1);
+    for (std::size_t i = 0; i < kRanks.size(); ++i) {
+      const char c = kRanks[i];
+      rank[static_cast<unsigned char>(c)] = static_cast<std::int8_t>(i);
+      if (c >= 'A' && c <= 'Z')
+        rank[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
+    }
+    for (std::size_t i = 0; i < kSuits.size(); ++i) {
+      suit[static_cast<unsigned char>(kSuits[i])] = static_cast<std::int8_t>(i);
+      suit[static_cast<unsigned char>(kSuits[i] - 'a' + 'A')] = static_cast<std::int8_t>(i);
+    }
+  }
+};
+constexpr CardLetters kLetters;
 
 }  // namespace
 
 char suit_letter(Suit suit) { return kSuits[static_cast<std::size_t>(suit)]; }
+char rank_letter(Card card) { return kRanks[card.rank]; }
 
 Result<Card, CardError> parse_card(std::string_view text) {
   // Messages are built only on failure: parsing is on the path of every settlement.
@@ -25,14 +46,14 @@ Result<Card, CardError> parse_card(std::string_view text) {
   Card card;
   if (rank_text == "10") {
     card.rank = kTen;
-  } else if (const auto rank = kRanks.find(upper(rank_text[0]));
-             rank_text.size() == 1 && rank != std::string_view::npos) {
+  } else if (const auto rank = kLetters.rank[static_cast<unsigned char>(rank_text[0])];
+             rank_text.size() == 1 && rank >= 0) {
     card.rank = static_cast<std::uint8_t>(rank);
   } else {
     return CardError{quoted() + " has no valid rank (2-9, T or 10, J, Q, K, A)"};
   }
-  const auto suit = kSuits.find(lower(text.back()));
-  if (suit == std::string_view::npos) {
+  const auto suit = kLetters.suit[static_cast<unsigned char>(text.back())];
+  if (suit < 0) {
     return CardError{quoted() + " has no valid suit (s, h, d, c)"};
   }
   card.suit = static_cast<std::uint8_t>(suit);

@@ -39,6 +39,8 @@ Result<Card, CardError> parse_card(std::string_view text);
 // "As", "Td": upper-case rank, lower-case suit.
 std::string to_string(Card card);
 char suit_letter(Suit suit);
+// A card's rank as printed: 2-9, T, J, Q, K, A.
+char rank_letter(Card card);
 
 // Parses a list of cards, refusing malformed cards and duplicates; `what` names the list in
 // messages ("pocket cards of seat 3").

@@ -1,6 +1,7 @@
 #include "controller/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -26,16 +27,32 @@ std::string round_name(const TableId& table, RoundId round) {
   return "round " + std::to_string(round.value()) + " at table " + table.value();
 }
 
-// The first answer when a command repeats with the same request; a refusal when the same ids
-// came with another request; nothing when the command has not run for this round yet.
+// A first answer kept for replays, decoded.
+template <typename Answer>
+Answer first_answer(const RoundSnapshot::Encoded& first) {
+  auto answer = decode<Answer>(first.answer);
+  JACKPOT_INVARIANT(answer.has_value(), "a kept answer decodes");
+  return std::move(answer).value();
+}
+
+// The first answer when a command repeats with the same request; a refusal (its message made by
+// `differs`) when the same ids came with another request; nothing when the command has not run
+// for this round yet.
+template <typename Answer, typename Request, typename Message>
+std::optional<Result<Answer, EngineFailure>> replay(
+    const std::optional<RoundSnapshot::Encoded>& first, const Request& request, Message differs) {
+  if (!first) return std::nullopt;
+  if (encode(request) == first->request)
+    return Result<Answer, EngineFailure>(first_answer<Answer>(*first));
+  return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs()));
+}
+
+// Keeps a command's first request and answer for replays, and puts them on the record.
 template <typename Request, typename Answer>
-std::optional<Result<Answer, EngineFailure>> replay(const std::optional<Request>& first_request,
-                                                    const std::optional<Answer>& first_answer,
-                                                    const Request& request,
-                                                    const std::string& differs) {
-  if (!first_answer) return std::nullopt;
-  if (*first_request == request) return Result<Answer, EngineFailure>(*first_answer);
-  return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs));
+void keep_first(std::optional<RoundSnapshot::Encoded>& into, std::uint64_t round_key,
+                CommandKind command, const Request& request, const Answer& answer, Records& out) {
+  into = RoundSnapshot::Encoded{encode(request), encode(answer)};
+  out.answers.push_back({round_key, command, into->request, into->answer});
 }
 
 // A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.
@@ -79,7 +96,8 @@ std::string cards_text(std::span<const Card> pocket, std::span<const Card> commu
   text.reserve(3 * (pocket.size() + community.size()) + 2);
   const auto add = [&text](Card card) {
     if (!text.empty()) text += ' ';
-    text += to_string(card);
+    text += rank_letter(card);
+    text += suit_letter(static_cast<Suit>(card.suit));
   };
   for (const Card card : pocket) add(card);
   if (!community.empty()) text += " |";
@@ -369,7 +387,7 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
                    std::to_string(std::numeric_limits<std::int64_t>::max()));
   }
   if (RoundState* existing = table.round(request.round)) {
-    if (existing->open_answer) return *existing->open_answer;  // A replay.
+    if (existing->opened) return first_answer<OpenRoundAnswer>(*existing->opened);  // A replay.
   }
   if (table.current && request.round <= table.current->id) {
     return failure(EngineError::round_id_not_increasing,
@@ -446,8 +464,7 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
     }
     answer.dynamic_pays.push_back(std::move(view));
   }
-  round.open_answer = answer;
-  out.answers.push_back({round.key, CommandKind::open, encode(request), encode(answer)});
+  keep_first(round.opened, round.key, CommandKind::open, request, answer, out);
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     for (const auto& [row, option] : round.dynamic[i]) {
       out.dynamic_pays.push_back({round.key, table.links[i].link->settings.meters.id,
@@ -468,9 +485,9 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   if (!found) return found.error();
   TableState& table = *found->first;
   RoundState* round = found->second;
-  if (auto first = replay(
-          round->lock_request, round->lock_answer, request,
-          round_name(request.table, request.round) + " was already locked with other wagers")) {
+  if (auto first = replay<LockWagersAnswer>(round->locked, request, [&] {
+        return round_name(request.table, request.round) + " was already locked with other wagers";
+      })) {
     return *first;
   }
   if (round->phase != RoundPhase::open) {
@@ -481,7 +498,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   // Validate every wager before anything changes.
   std::vector<std::vector<RoundState::SeatWager>> wagers(table.links.size());
   std::vector<std::int64_t> units_per_link(table.links.size(), 0);
-  std::set<std::pair<std::uint32_t, std::size_t>> seen;
+  std::vector<std::uint32_t> seats_seen(table.links.size(), 0);  // One bit per seat.
   for (const WagerRequest& wager : request.wagers) {
     const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
     if (wager.seat < 1 || wager.seat > table.settings.seats) {
@@ -496,9 +513,10 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
       return invalid("table " + request.table.value() + " does not play link '" +
                      wager.link.value() + "'");
     }
-    if (!seen.insert({wager.seat, index}).second) {
+    if (seats_seen[index] & (1U << wager.seat)) {
       return invalid(seat() + " wagers twice on link '" + wager.link.value() + "'");
     }
+    seats_seen[index] |= 1U << wager.seat;
     const LinkState& link = *table.links[index].link;
     if (link.status != LinkStatus::open) {
       return failure(link.status == LinkStatus::closed ? EngineError::link_closed
@@ -636,9 +654,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   round->wagers = std::move(wagers);
   round->phase = RoundPhase::locked;
   answer.meters = meters_of_table(table);
-  round->lock_request = request;
-  round->lock_answer = answer;
-  out.answers.push_back({round->key, CommandKind::lock, encode(request), encode(answer)});
+  keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
   out.rounds.push_back({round->key, request.table, request.round, RoundPhase::locked, now, ""});
   return answer;
 }
@@ -669,11 +685,17 @@ struct Decided {
   PayoutId payout;
 };
 
+// A seat's own cards: at most seven in every game, held without allocating.
+struct SeatHand {
+  std::array<Card, 7> cards{};
+  std::size_t count = 0;  // How many the table reported, which may be more than fit.
+  std::span<const Card> view() const { return {cards.data(), std::min(count, cards.size())}; }
+};
+
 // parse_cards() for one seat, without building the seat's name unless something is wrong.
-Result<std::vector<Card>, CardError> parse_seat_cards(const std::vector<std::string>& texts,
-                                                      std::uint32_t seat) {
-  std::vector<Card> cards;
-  cards.reserve(texts.size());
+Result<SeatHand, CardError> parse_seat_cards(const std::vector<std::string>& texts,
+                                             std::uint32_t seat) {
+  SeatHand cards;
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const auto card = parse_card(texts[i]);
@@ -685,7 +707,8 @@ Result<std::vector<Card>, CardError> parse_seat_cards(const std::vector<std::str
     if (seen & card_bit(*card))
       return CardError{where + ": " + to_string(*card) + " appears twice"};
     seen |= card_bit(*card);
-    cards.push_back(*card);
+    if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
+    ++cards.count;
   }
   return cards;
 }
@@ -700,9 +723,9 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   if (!found) return found.error();
   TableState& table = *found->first;
   RoundState* round = found->second;
-  if (auto first = replay(
-          round->settle_request, round->settle_answer, request,
-          round_name(request.table, request.round) + " was already settled with other hands")) {
+  if (auto first = replay<SettleRoundAnswer>(round->settled, request, [&] {
+        return round_name(request.table, request.round) + " was already settled with other hands";
+      })) {
     return *first;
   }
   if (round->phase != RoundPhase::locked) {
@@ -710,27 +733,28 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                    round_name(request.table, request.round) + " is not LOCKED");
   }
 
-  // Which seats wagered, and what each reported.
-  std::set<std::uint32_t> wagering;
+  // Which seats wagered, and what each reported: by seat number (tables have at most 20 seats).
+  std::array<bool, kMaxSeats + 1> wagering{};
   for (const auto& link_wagers : round->wagers) {
-    for (const auto& wager : link_wagers) wagering.insert(wager.seat);
+    for (const auto& wager : link_wagers) wagering[wager.seat] = true;
   }
-  std::map<std::uint32_t, const SeatHandRequest*> reported;
+  std::array<const SeatHandRequest*, kMaxSeats + 1> reported{};
   bool any_cards = false;
   for (const SeatHandRequest& hand : request.seats) {
     const auto seat = [&hand] { return "seat " + std::to_string(hand.seat); };
     if (hand.seat < 1 || hand.seat > table.settings.seats) {
       return invalid(seat() + " does not exist at table " + request.table.value());
     }
-    if (wagering.count(hand.seat) == 0) return invalid(seat() + " did not wager this round");
-    if (!reported.emplace(hand.seat, &hand).second) return invalid(seat() + " is reported twice");
+    if (!wagering[hand.seat]) return invalid(seat() + " did not wager this round");
+    if (reported[hand.seat] != nullptr) return invalid(seat() + " is reported twice");
+    reported[hand.seat] = &hand;
     if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
       return invalid(seat() + ": report either the seat's cards or a keyed hand");
     }
     any_cards = any_cards || !hand.cards.empty();
   }
-  for (const std::uint32_t seat : wagering) {
-    if (reported.count(seat) == 0) {
+  for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
+    if (wagering[seat] && reported[seat] == nullptr) {
       return invalid("seat " + std::to_string(seat) + " wagered but has no hand");
     }
   }
@@ -755,23 +779,25 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   };
   if (auto twice = deal(*board)) return invalid(*twice);
   if (auto twice = deal(*link_cards)) return invalid(*twice);
-  std::map<std::uint32_t, std::vector<Card>> seat_cards;
-  for (const auto& [seat, hand] : reported) {
-    if (hand->keyed_hand) continue;
+  std::array<SeatHand, kMaxSeats + 1> seat_cards;
+  for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
+    const SeatHandRequest* hand = reported[seat];
+    if (hand == nullptr || hand->keyed_hand) continue;
     auto cards = parse_seat_cards(hand->cards, seat);
     if (!cards) return invalid(cards.error().message);
-    if (cards->size() != counts.seat_cards) {
+    if (cards->count != counts.seat_cards) {
       return invalid("seat " + std::to_string(seat) + " needs " +
                      std::to_string(counts.seat_cards) + " cards, got " +
-                     std::to_string(cards->size()));
+                     std::to_string(cards->count));
     }
-    if (auto twice = deal(*cards)) return invalid(*twice);
+    if (auto twice = deal(cards->view())) return invalid(*twice);
     seat_cards[seat] = std::move(cards).value();
   }
 
   // Each wagering seat's row on each link.
   std::vector<std::vector<SeatOutcome>> outcomes(table.links.size());
   for (std::size_t i = 0; i < table.links.size(); ++i) {
+    outcomes[i].reserve(round->wagers[i].size());
     const auto& played = table.links[i];
     const Paytable& paytable = *played.paytable;
     std::span<const Card> community;
@@ -782,7 +808,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     if (played.community == CommunitySource::link_cards) community = *link_cards;
     const RoundContext context{played.link->settings.suit_specific};
     for (const auto& wager : round->wagers[i]) {
-      const SeatHandRequest& hand = *reported.at(wager.seat);
+      const SeatHandRequest& hand = *reported[wager.seat];
       SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), ""};
       if (hand.keyed_hand) {
         const auto event = hand_event_named(*hand.keyed_hand);
@@ -792,7 +818,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
         }
         outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
       } else {
-        const SeatCards cards{seat_cards.at(wager.seat), community};
+        const SeatCards cards{seat_cards[wager.seat].view(), community};
         if (auto error = check_cards(paytable.rule, cards)) {
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
@@ -1020,9 +1046,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
   answer.meters = meters_of_table(table);
   round->phase = RoundPhase::settled;
-  round->settle_request = request;
-  round->settle_answer = answer;
-  out.answers.push_back({round->key, CommandKind::settle, encode(request), encode(answer)});
+  keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
   out.rounds.push_back({round->key, request.table, request.round, RoundPhase::settled, now, ""});
   return answer;
 }
@@ -1036,9 +1060,9 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   TableState& table = *found->first;
   RoundState* round = found->second;
   if (has_nul(request.reason)) return invalid("a void reason may not contain NUL characters");
-  if (auto first = replay(
-          round->void_request, round->void_answer, request,
-          round_name(request.table, request.round) + " was already voided for another reason")) {
+  if (auto first = replay<VoidRoundAnswer>(round->voided, request, [&] {
+        return round_name(request.table, request.round) + " was already voided for another reason";
+      })) {
     return *first;
   }
   if (round->phase != RoundPhase::open && round->phase != RoundPhase::locked) {
@@ -1078,9 +1102,7 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed),
                          meters_of_table(table)};
   round->phase = RoundPhase::voided;
-  round->void_request = request;
-  round->void_answer = answer;
-  out.answers.push_back({round->key, CommandKind::void_round, encode(request), encode(answer)});
+  keep_first(round->voided, round->key, CommandKind::void_round, request, answer, out);
   out.rounds.push_back(
       {round->key, request.table, request.round, RoundPhase::voided, now, request.reason});
   return answer;

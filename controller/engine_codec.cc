@@ -75,7 +75,12 @@ void fields(A& a, VoidRoundAnswer& v) {
 
 class Writer {
  public:
-  std::string bytes{kVersion};
+  // Room for a typical settlement's answer, so that encoding rarely reallocates.
+  Writer() {
+    bytes.reserve(512);
+    bytes.push_back(kVersion);
+  }
+  std::string bytes;
 
   template <typename... T>
   void operator()(T&... values) {
@@ -84,6 +89,10 @@ class Writer {
 
  private:
   void varint(std::uint64_t value) {
+    if (value < 0x80) {  // Most values: counts, seats, levels, flags.
+      bytes.push_back(static_cast<char>(value));
+      return;
+    }
     while (value >= 0x80) {
       bytes.push_back(static_cast<char>((value & 0x7f) | 0x80));
       value >>= 7;

@@ -112,7 +112,9 @@ void check_table(const TableSettings& table,
                        "Card Flush)");
     return;
   }
-  if (table.seats < 1 || table.seats > 20) problems.push_back(name + ": seats must be 1..20");
+  if (table.seats < 1 || table.seats > kMaxSeats) {
+    problems.push_back(name + ": seats must be 1.." + std::to_string(kMaxSeats));
+  }
   if (table.links.empty()) problems.push_back(name + ": the table plays no link");
   std::set<std::string> seen;
   for (const TableLinkSettings& played : table.links) {

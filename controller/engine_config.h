@@ -57,6 +57,9 @@ struct TableLinkSettings {
   CommunitySource community = CommunitySource::board;
 };
 
+// Seats at a table are numbered 1..kMaxSeats at most.
+inline constexpr std::uint32_t kMaxSeats = 20;
+
 struct TableSettings {
   TableId id;
   GameRule game = GameRule::heads_up_holdem;  // heads_up_holdem, mississippi_stud or

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -52,14 +53,18 @@ struct RoundSnapshot {
   std::vector<std::vector<Transfer>> contributions;
   std::vector<Hit> hits;
 
-  // The first answer to each request, for replays.
-  std::optional<OpenRoundAnswer> open_answer;
-  std::optional<LockWagersRequest> lock_request;
-  std::optional<LockWagersAnswer> lock_answer;
-  std::optional<SettleRoundRequest> settle_request;
-  std::optional<SettleRoundAnswer> settle_answer;
-  std::optional<VoidRoundRequest> void_request;
-  std::optional<VoidRoundAnswer> void_answer;
+  // The first request and answer of each command, encoded (controller/engine_codec.h), as the
+  // journal keeps them: a repeat is compared with the request's bytes and answered by decoding
+  // the answer's.
+  struct Encoded {
+    std::string request;
+    std::string answer;
+    friend bool operator==(const Encoded&, const Encoded&) = default;
+  };
+  std::optional<Encoded> opened;
+  std::optional<Encoded> locked;
+  std::optional<Encoded> settled;
+  std::optional<Encoded> voided;
   friend bool operator==(const RoundSnapshot&, const RoundSnapshot&) = default;
 };
 

@@ -19,8 +19,6 @@ using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::TextFormat;
 
-constexpr std::uint32_t kMaxSeats = 20;
-
 const FieldDescriptor* field_of(const Descriptor* descriptor, const char* name) {
   const FieldDescriptor* field = descriptor->FindFieldByName(name);
   JACKPOT_INVARIANT(field != nullptr, "floor.proto has no field named as the loader expects");

@@ -39,10 +39,10 @@ std::optional<LinkSnapshot> link_snapshot(const storage::StoredState& state,
   return snapshot;
 }
 
+// Whether kept bytes are a request or answer this engine can replay.
 template <typename T>
-bool decode_into(const std::string& bytes, std::optional<T>& into) {
-  into = decode<T>(bytes);
-  return into.has_value();
+bool decodes(const std::string& bytes) {
+  return decode<T>(bytes).has_value();
 }
 
 std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
@@ -99,23 +99,30 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
                    [](const auto& a, const auto& b) { return a.link_index < b.link_index; });
   for (const AnswerRecord& answer : stored.answers) {
     bool decoded = true;
+    std::optional<RoundSnapshot::Encoded>* into = nullptr;
     switch (answer.command) {
       case CommandKind::open:
-        decoded = decode_into(answer.answer, round.open_answer);
+        decoded =
+            decodes<OpenRoundRequest>(answer.request) && decodes<OpenRoundAnswer>(answer.answer);
+        into = &round.opened;
         break;
       case CommandKind::lock:
-        decoded = decode_into(answer.request, round.lock_request) &&
-                  decode_into(answer.answer, round.lock_answer);
+        decoded =
+            decodes<LockWagersRequest>(answer.request) && decodes<LockWagersAnswer>(answer.answer);
+        into = &round.locked;
         break;
       case CommandKind::settle:
-        decoded = decode_into(answer.request, round.settle_request) &&
-                  decode_into(answer.answer, round.settle_answer);
+        decoded = decodes<SettleRoundRequest>(answer.request) &&
+                  decodes<SettleRoundAnswer>(answer.answer);
+        into = &round.settled;
         break;
       case CommandKind::void_round:
-        decoded = decode_into(answer.request, round.void_request) &&
-                  decode_into(answer.answer, round.void_answer);
+        decoded =
+            decodes<VoidRoundRequest>(answer.request) && decodes<VoidRoundAnswer>(answer.answer);
+        into = &round.voided;
         break;
     }
+    if (into != nullptr) *into = RoundSnapshot::Encoded{answer.request, answer.answer};
     if (!decoded) problems.push_back(name + ": a stored answer does not decode");
   }
   if (!fits) {
