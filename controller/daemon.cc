@@ -142,7 +142,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   std::unique_ptr<EngineHost> host;
   if (floor) {
     durability = std::make_unique<PostgresDurability>(options.database_dsn, *floor, *paytables,
-                                                      clock, random);
+                                                      clock, random, options.commit_timeout);
     auto engine = durability->open();
     if (!engine) {
       for (const std::string& problem : engine.error()) log_line(problem);

@@ -47,14 +47,25 @@ SetResult set_floor(DaemonOptions& options, const std::string& value) {
   return std::nullopt;
 }
 
-SetResult set_shutdown_grace(DaemonOptions& options, const std::string& value) {
+// Milliseconds in [low, 600000].
+SetResult set_milliseconds(std::chrono::milliseconds& into, long long low,
+                           const std::string& value) {
   long long ms = -1;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
-  if (error != std::errc() || end != value.data() + value.size() || ms < 0 || ms > 600000) {
-    return "expected milliseconds between 0 and 600000, got '" + value + "'";
+  if (error != std::errc() || end != value.data() + value.size() || ms < low || ms > 600000) {
+    return "expected milliseconds between " + std::to_string(low) + " and 600000, got '" + value +
+           "'";
   }
-  options.shutdown_grace = std::chrono::milliseconds(ms);
+  into = std::chrono::milliseconds(ms);
   return std::nullopt;
+}
+
+SetResult set_shutdown_grace(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.shutdown_grace, 0, value);
+}
+
+SetResult set_commit_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.commit_timeout, 100, value);
 }
 
 struct Option {
@@ -74,6 +85,10 @@ constexpr Option kOptions[] = {
     {"floor", "FILE", "links and tables to run (Protobuf text format, see ops/)", set_floor},
     {"shutdown-grace-ms", "N", "time in-flight calls get on SIGTERM (default 5000)",
      set_shutdown_grace},
+    {"commit-timeout-ms", "N",
+     "a batch's statements that take longer fail the commit, and the floor fails stop "
+     "(default 10000)",
+     set_commit_timeout},
 };
 
 const Option* find_option(std::string_view name) {

@@ -13,6 +13,9 @@ struct DaemonOptions {
   std::string database_dsn;                        // libpq connection string; required.
   std::string metrics_address = "127.0.0.1:9464";  // Prometheus /metrics; "off" disables.
   std::chrono::milliseconds shutdown_grace{5000};  // In-flight calls get this long on SIGTERM.
+  // A commit whose statements take longer (a lock held by someone else, a stalled disk) fails,
+  // and the floor fails stop instead of waiting without end.
+  std::chrono::milliseconds commit_timeout{10000};
   std::string floor_file;  // Links and tables (Protobuf text format); none: no TableService.
   bool show_help = false;
   bool show_version = false;
@@ -24,9 +27,9 @@ struct OptionsError {
 };
 
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
-// [--shutdown-grace-ms N] [--help] [--version]`. Flags accept `--name value` and `--name=value`.
-// The config file holds `name = value` lines with the flags' names (without dashes), `#`
-// comments and blank lines; flags given on the command line override it.
+// [--shutdown-grace-ms N] [--commit-timeout-ms N] [--help] [--version]`. Flags accept `--name
+// value` and `--name=value`. The config file holds `name = value` lines with the flags' names
+// (without dashes), `#` comments and blank lines; flags given on the command line override it.
 std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     const std::vector<std::string>& args);
 

@@ -13,8 +13,10 @@ namespace jackpot {
 
 PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
                                        std::vector<Paytable> paytables, Clock& clock,
-                                       RandomSource& random)
+                                       RandomSource& random,
+                                       std::chrono::milliseconds commit_timeout)
     : dsn_(std::move(dsn)),
+      commit_timeout_(commit_timeout),
       config_(std::move(config)),
       paytables_(std::move(paytables)),
       clock_(clock),
@@ -128,19 +130,23 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
       error = sealed_error_;
       return false;
     }
-    std::string sql;
+    // The timeout binds this batch's statements only: recovery's reads on the same connection
+    // may take longer.
+    std::string sql =
+        "SET LOCAL statement_timeout = " + std::to_string(commit_timeout_.count()) + ";\n";
+    const std::size_t header = sql.size();
     if (sealed_->commands() == batch.size()) {
-      sql = sealed_->sql();
+      sealed_->append_sql(sql);
     } else if (sealed_->commands() == 0) {
       storage::BatchRows rows;
       for (const Records& records : batch) rows.add(records);
-      sql = rows.sql();
+      rows.append_sql(sql);
     } else {
       error = "internal error: " + std::to_string(sealed_->commands()) +
               " commands staged for a batch of " + std::to_string(batch.size());
       return false;
     }
-    if (sql.empty()) return true;
+    if (sql.size() == header) return true;
     pqxx::connection& db = connection();
     // One round trip: the statements of one query message run as one transaction, committed
     // when the last succeeds and rolled back whole when any fails.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <pqxx/connection>
 #include <string>
@@ -16,8 +17,10 @@ namespace jackpot {
 // database at start and after a failure.
 class PostgresDurability final : public Durability, public ReconciliationSource {
  public:
+  // A batch whose statements run longer than `commit_timeout` fails to commit.
   PostgresDurability(std::string dsn, EngineConfig config, std::vector<Paytable> paytables,
-                     Clock& clock, RandomSource& random);
+                     Clock& clock, RandomSource& random,
+                     std::chrono::milliseconds commit_timeout = std::chrono::seconds(10));
 
   // At start: the engine the database describes, or, on a database without engine state, a new
   // engine at its seeds whose opening records are written before it serves. Links and tables
@@ -44,6 +47,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   std::vector<std::string> open_new_links(const storage::StoredState& state);
 
   std::string dsn_;
+  std::chrono::milliseconds commit_timeout_;
   EngineConfig config_;
   std::vector<Paytable> paytables_;
   Clock& clock_;

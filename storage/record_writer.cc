@@ -307,8 +307,12 @@ void BatchRows::add_payouts(const Records& records) {
 
 std::string BatchRows::sql() const {
   std::string sql;
-  for (const auto& table : tables_) table->append_sql(sql);
+  append_sql(sql);
   return sql;
+}
+
+void BatchRows::append_sql(std::string& sql) const {
+  for (const auto& table : tables_) table->append_sql(sql);
 }
 
 void BatchRows::clear() {

@@ -38,6 +38,7 @@ class BatchRows {
   std::size_t commands() const { return commands_; }
   // Everything added, as statements; empty when nothing was added.
   std::string sql() const;
+  void append_sql(std::string& sql) const;
   // Starts over, keeping the memory for the next batch.
   void clear();
 

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <thread>
 
 #include "controller/durable.h"
@@ -44,6 +46,30 @@ EngineConfig floor_config() {
   return config;
 }
 
+// A database with the schema, a durable host on the floor above, and a connection of the test's
+// own to the same database.
+struct DurableFloor {
+  explicit DurableFloor(std::uint64_t seed,
+                        std::chrono::milliseconds commit_timeout = std::chrono::seconds(10))
+      : control(database.connect()), random(seed) {
+    storage::apply_migrations(*control);
+    durability = std::make_unique<PostgresDurability>(database.dsn(), floor_config(), paytables,
+                                                      clock, random, commit_timeout);
+    auto opened = durability->open();
+    if (!opened) throw std::runtime_error(opened.error().front());
+    host = std::make_unique<EngineHost>(std::move(opened).value(), durability.get());
+  }
+  ~DurableFloor() { host->stop(); }
+
+  testing::TestDatabase database;
+  std::unique_ptr<pqxx::connection> control;
+  FixedClock clock;
+  SplitMix64 random;
+  std::vector<Paytable> paytables = std::move(load_paytables(embedded_paytables())).value();
+  std::unique_ptr<PostgresDurability> durability;
+  std::unique_ptr<EngineHost> host;
+};
+
 // A trigger that refuses every transfer while set_failing(true): a commit failure injected in
 // the database itself.
 void install_failure_switch(pqxx::connection& connection) {
@@ -66,17 +92,10 @@ void set_failing(pqxx::connection& connection, bool failing) {
 }
 
 TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine) {
-  testing::TestDatabase database;
-  auto control = database.connect();
-  storage::apply_migrations(*control);
+  DurableFloor floor(4);
+  auto& control = floor.control;
+  EngineHost& host = *floor.host;
   install_failure_switch(*control);
-  FixedClock clock;
-  SplitMix64 random(4);
-  auto paytables = std::move(load_paytables(embedded_paytables())).value();
-  PostgresDurability durability(database.dsn(), floor_config(), paytables, clock, random);
-  auto opened = durability.open();
-  ASSERT_TRUE(opened.ok()) << opened.error().front();
-  EngineHost host(std::move(opened).value(), &durability);
 
   const auto lock = [&](std::uint64_t round, std::int64_t cents) {
     return host.run([&](Engine& engine, Records& records) {
@@ -214,17 +233,10 @@ class Answered {
 };
 
 TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
-  testing::TestDatabase database;
-  auto control = database.connect();
-  storage::apply_migrations(*control);
+  DurableFloor floor(6);
+  auto& control = floor.control;
+  EngineHost& host = *floor.host;
   install_failure_switch(*control);
-  FixedClock clock;
-  SplitMix64 random(6);
-  auto paytables = std::move(load_paytables(embedded_paytables())).value();
-  PostgresDurability durability(database.dsn(), floor_config(), paytables, clock, random);
-  auto opened = durability.open();
-  ASSERT_TRUE(opened.ok()) << opened.error().front();
-  EngineHost host(std::move(opened).value(), &durability);
 
   // A transaction of the test's holds the rounds table, so the host's commit waits for it.
   Answered<Result<OpenRoundAnswer, EngineFailure>> open;
@@ -289,6 +301,54 @@ TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
   ASSERT_FALSE(host.failed());
   EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
   EXPECT_EQ(lock.calls(), 1);
+  host.stop();
+}
+
+}  // namespace
+}  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+// A commit that waits longer than the commit timeout (here on a lock someone else holds) fails,
+// and the floor fails stop instead of waiting without end; once the lock is gone it serves again.
+TEST(DurableHost, ACommitThatWaitsPastItsTimeoutFailsStop) {
+  DurableFloor floor(8, 300ms);
+  auto& control = floor.control;
+  EngineHost& host = *floor.host;
+  ASSERT_TRUE(host.run([&](Engine& engine, Records& records) {
+    return engine.open_round({TableId("T1"), RoundId(1)}, records);
+  }));
+  const auto void_round = [&] {
+    return host.run([&](Engine& engine, Records& records) {
+      return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
+    });
+  };
+  const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
+  {
+    // Someone holds the table the void writes to for 3 s: far past the 300 ms timeout, and
+    // released by itself, so that a host without the timeout makes this test fail, not hang.
+    pqxx::work blocker(*control);
+    blocker.exec("LOCK TABLE round_events IN ACCESS EXCLUSIVE MODE");
+    std::thread release([&] {
+      std::this_thread::sleep_for(3s);
+      blocker.commit();
+    });
+    const auto started = std::chrono::steady_clock::now();
+    const auto refused = void_round();
+    const auto waited = std::chrono::steady_clock::now() - started;
+    const bool failed = host.failed();
+    release.join();
+    ASSERT_FALSE(refused.ok()) << "committed after the lock went away instead";
+    EXPECT_EQ(refused.error().code, EngineError::link_unavailable);
+    EXPECT_LT(waited, 2s) << "waited for the lock instead";
+    EXPECT_TRUE(failed);
+  }
+  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(host.failed());
+  EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
+  EXPECT_TRUE(void_round().ok());  // The table's retry goes through.
   host.stop();
 }
 

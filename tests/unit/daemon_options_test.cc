@@ -48,15 +48,18 @@ TEST(DaemonOptions, DefaultsNeedOnlyTheDatabase) {
   EXPECT_EQ(options.listen_address, "127.0.0.1:50051");
   EXPECT_EQ(options.metrics_address, "127.0.0.1:9464");
   EXPECT_EQ(options.shutdown_grace, std::chrono::milliseconds(5000));
+  EXPECT_EQ(options.commit_timeout, std::chrono::milliseconds(10000));
 }
 
 TEST(DaemonOptions, AcceptsSpaceAndEqualsForms) {
-  const auto options = parse_ok({"--db=host=/tmp dbname=x", "--listen", "0.0.0.0:0",
-                                 "--metrics=[::1]:9000", "--shutdown-grace-ms=250"});
+  const auto options =
+      parse_ok({"--db=host=/tmp dbname=x", "--listen", "0.0.0.0:0", "--metrics=[::1]:9000",
+                "--shutdown-grace-ms=250", "--commit-timeout-ms", "2500"});
   EXPECT_EQ(options.database_dsn, "host=/tmp dbname=x");
   EXPECT_EQ(options.listen_address, "0.0.0.0:0");
   EXPECT_EQ(options.metrics_address, "[::1]:9000");
   EXPECT_EQ(options.shutdown_grace, std::chrono::milliseconds(250));
+  EXPECT_EQ(options.commit_timeout, std::chrono::milliseconds(2500));
 }
 
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
