@@ -1,7 +1,10 @@
 #include "controller/durable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <pqxx/pqxx>
+#include <stdexcept>
+#include <thread>
 
 #include "controller/recovery.h"
 #include "storage/connection.h"
@@ -49,10 +52,46 @@ void PostgresDurability::discard() {
 pqxx::connection& PostgresDurability::connection() {
   if (!connection_ || !connection_->is_open()) {
     connection_ = storage::connect(dsn_);
+    pqxx::nontransaction session(*connection_, "durable_session");
     // An answer means its commit is on disk, whatever the server's default says.
-    pqxx::nontransaction(*connection_, "durable_session").exec("SET synchronous_commit TO on");
+    session.exec("SET synchronous_commit TO on");
+    const auto me = session.exec1(
+        "SELECT pg_backend_pid(), backend_start::text FROM pg_stat_activity "
+        "WHERE pid = pg_backend_pid()");
+    backend_ = Backend{me[0].as<std::int64_t>(), me[1].as<std::string>()};
   }
   return *connection_;
+}
+
+// A commit whose answer never came (the connection broke, or the commit timed out on our side)
+// may still be running in its server process and commit later. Before the state is read, that
+// process is ended and gone: what it committed is then in the state, and it commits nothing more.
+void PostgresDurability::end_orphan() {
+  if (!orphan_) return;
+  pqxx::connection& db = connection();
+  const auto alive = [&] {
+    pqxx::nontransaction tx(db, "orphan");
+    return tx.exec_params1(
+                 "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND "
+                 "backend_start::text = $2",
+                 orphan_->pid, orphan_->started)[0]
+               .as<int>() > 0;
+  };
+  if (alive()) {
+    pqxx::nontransaction(db, "orphan")
+        .exec_params(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND "
+            "backend_start::text = $2",
+            orphan_->pid, orphan_->started);
+    for (int waited = 0; alive(); ++waited) {
+      if (waited >= 200) {  // 10 s; recovery tries again.
+        throw std::runtime_error("the server process of the failed commit (pid " +
+                                 std::to_string(orphan_->pid) + ") has not ended yet");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  orphan_.reset();
 }
 
 Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::rebuild() {
@@ -119,6 +158,7 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::op
   try {
     return rebuild();
   } catch (const std::exception& error) {
+    backend_.reset();
     connection_.reset();
     return std::vector<std::string>{std::string("cannot read the engine state: ") + error.what()};
   }
@@ -154,6 +194,8 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
     return true;
   } catch (const std::exception& failure) {
     error = failure.what();
+    if (backend_) orphan_ = backend_;  // Recovery waits until it is gone (end_orphan).
+    backend_.reset();
     connection_.reset();
     return false;
   }
@@ -191,6 +233,14 @@ PostgresDurability::reconcile(const std::vector<LinkId>& links, std::optional<st
 }
 
 std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {
+  try {
+    end_orphan();
+  } catch (const std::exception& failure) {
+    error = failure.what();
+    backend_.reset();
+    connection_.reset();
+    return nullptr;
+  }
   auto engine = open();
   if (engine) return std::move(engine).value();
   error = engine.error().front();

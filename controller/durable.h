@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <pqxx/connection>
 #include <string>
 #include <vector>
@@ -53,6 +54,14 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   Clock& clock_;
   RandomSource& random_;
   std::unique_ptr<pqxx::connection> connection_;
+  // connection_'s server process, and the one of a connection dropped after a failed commit.
+  struct Backend {
+    std::int64_t pid = 0;
+    std::string started;  // Its backend_start: pids are reused.
+  };
+  std::optional<Backend> backend_;
+  std::optional<Backend> orphan_;
+  void end_orphan();
   // The gathering batch's rows, and the sealed batch's that commit() sends; each with the
   // reason it cannot be written, if a record could not be rendered.
   std::unique_ptr<storage::BatchRows> staging_;

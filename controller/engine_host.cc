@@ -68,7 +68,7 @@ void EngineHost::respond_loop() {
     taken.swap(deliveries_);
     lock.unlock();
     for (Delivery& delivery : taken) {
-      // Observed first: a table that has its answer finds the commit in the metrics.
+      // Observed first: a caller answered for this commit finds it in the metrics.
       if (delivery.observe && observer_) observer_(delivery.batch, delivery.seconds, delivery.ok);
       for (Waiter& waiter : delivery.waiters) waiter.answer(delivery.durable);
     }

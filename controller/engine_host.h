@@ -69,7 +69,9 @@ class EngineHost {
       -> decltype(command(std::declval<Engine&>(), std::declval<Records&>())) {
     std::unique_lock lock(mutex_);
     using Answer = decltype(command(std::declval<Engine&>(), std::declval<Records&>()));
-    space_.wait(lock, [&] { return failed_ || gathering_.size() < batch_commands_max_; });
+    space_.wait(lock, [&] {
+      return failed_ || committer_done_ || gathering_.size() < batch_commands_max_;
+    });
     if (failed_ || committer_done_) return unavailable();
     Records records;
     auto answer = command(*engine_, records);
@@ -90,7 +92,9 @@ class EngineHost {
   void submit(Command&& command, Done&& done) {
     using Answer = decltype(command(std::declval<Engine&>(), std::declval<Records&>()));
     std::unique_lock lock(mutex_);
-    space_.wait(lock, [&] { return failed_ || gathering_.size() < batch_commands_max_; });
+    space_.wait(lock, [&] {
+      return failed_ || committer_done_ || gathering_.size() < batch_commands_max_;
+    });
     if (failed_ || committer_done_) {
       lock.unlock();
       done(Answer(unavailable()));

@@ -1,5 +1,6 @@
 #include "storage/record_writer.h"
 
+#include <array>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -70,16 +71,31 @@ void element(std::string& out, const std::optional<T>& value) {
 // The rows of one table: one array literal per column, grown row by row.
 class BatchRows::Table {
  public:
-  Table(std::string name, std::vector<std::pair<std::string, std::string>> columns)
-      : name_(std::move(name)), columns_(std::move(columns)), arrays_(columns_.size()) {}
+  // `ordered`: rows get their identity values in command order (unnest's order is not
+  // promised to INSERT ... SELECT without an ORDER BY).
+  Table(std::string name, std::vector<std::pair<std::string, std::string>> columns,
+        bool ordered = false)
+      : name_(std::move(name)),
+        columns_(std::move(columns)),
+        arrays_(columns_.size()),
+        ordered_(ordered) {}
 
+  // All columns of a row or none: unnest() pads shorter arrays with NULLs instead of failing.
   template <typename... Field>
   void add(const Field&... field) {
+    static_assert(sizeof...(Field) <= kMaxColumns);
     if (sizeof...(Field) != columns_.size()) {
       throw std::logic_error("a row of " + name_ + " has the wrong number of columns");
     }
-    std::size_t i = 0;
-    ((arrays_[i] += (arrays_[i].empty() ? "{" : ","), element(arrays_[i], field), ++i), ...);
+    std::array<std::size_t, kMaxColumns> before{};
+    for (std::size_t i = 0; i < arrays_.size(); ++i) before[i] = arrays_[i].size();
+    try {
+      std::size_t i = 0;
+      ((arrays_[i] += (arrays_[i].empty() ? "{" : ","), element(arrays_[i], field), ++i), ...);
+    } catch (...) {
+      for (std::size_t i = 0; i < arrays_.size(); ++i) arrays_[i].resize(before[i]);
+      throw;
+    }
   }
 
   // INSERT INTO t (c1, ...) SELECT * FROM unnest('{...}'::type1[], ...);
@@ -92,7 +108,12 @@ class BatchRows::Table {
       if (i > 0) sql += ", ";
       sql += columns_[i].first;
     }
-    sql += ") SELECT * FROM unnest(";
+    sql += ordered_ ? ") SELECT " : ") SELECT * FROM unnest(";
+    if (ordered_) {
+      for (std::size_t i = 0; i < columns_.size(); ++i)
+        sql += (i > 0 ? ", c" : "c") + std::to_string(i);
+      sql += " FROM unnest(";
+    }
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       if (i > 0) sql += ", ";
       sql += '\'';
@@ -101,7 +122,13 @@ class BatchRows::Table {
       sql += columns_[i].second;
       sql += "[]";
     }
-    sql += ");\n";
+    if (ordered_) {
+      sql += ") WITH ORDINALITY AS u(";
+      for (std::size_t i = 0; i < columns_.size(); ++i) sql += "c" + std::to_string(i) + ", ";
+      sql += "ord) ORDER BY ord;\n";
+    } else {
+      sql += ");\n";
+    }
   }
 
   void clear() {
@@ -112,6 +139,8 @@ class BatchRows::Table {
   std::string name_;
   std::vector<std::pair<std::string, std::string>> columns_;  // Name and SQL type.
   std::vector<std::string> arrays_;
+  bool ordered_ = false;
+  static constexpr std::size_t kMaxColumns = 16;
 };
 
 BatchRows::BatchRows() {
@@ -188,18 +217,21 @@ BatchRows::BatchRows() {
                                          {"award_transfer_id", "bigint"},
                                          {"draw_id", "bigint"},
                                          {"payout_id", "bigint"}});
-  statuses_ = add_table("link_status_events", {{"link_id", "text"},
-                                               {"status", "text"},
-                                               {"at", "timestamptz"},
-                                               {"changed_by", "text"},
-                                               {"reason", "text"}});
+  statuses_ = add_table("link_status_events",
+                        {{"link_id", "text"},
+                         {"status", "text"},
+                         {"at", "timestamptz"},
+                         {"changed_by", "text"},
+                         {"reason", "text"}},
+                        /*ordered=*/true);
 }
 
 BatchRows::~BatchRows() = default;
 
 BatchRows::Table* BatchRows::add_table(std::string name,
-                                       std::vector<std::pair<std::string, std::string>> columns) {
-  tables_.push_back(std::make_unique<Table>(std::move(name), std::move(columns)));
+                                       std::vector<std::pair<std::string, std::string>> columns,
+                                       bool ordered) {
+  tables_.push_back(std::make_unique<Table>(std::move(name), std::move(columns), ordered));
   return tables_.back().get();
 }
 

@@ -44,7 +44,8 @@ class BatchRows {
 
  private:
   class Table;
-  Table* add_table(std::string name, std::vector<std::pair<std::string, std::string>> columns);
+  Table* add_table(std::string name, std::vector<std::pair<std::string, std::string>> columns,
+                   bool ordered = false);
   void add_payouts(const Records& records);
 
   std::vector<std::unique_ptr<Table>> tables_;

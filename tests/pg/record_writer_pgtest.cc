@@ -380,6 +380,26 @@ TEST_F(RecordWriterTest, TextComesBackExactlyAsWritten) {
       {LinkId("pg-link"), LinkStatus::open, 1, "ops", std::string("a\0b", 3)});
   storage::BatchRows rows;
   EXPECT_THROW(rows.add(poisoned), std::invalid_argument);
+  // The refused row left nothing behind (unnest would pad a shorter column with NULLs), and a
+  // batch's status changes keep their order: the last one is the link's status.
+  Records changes;
+  for (const auto& [status, why] : std::vector<std::pair<LinkStatus, std::string>>{
+           {LinkStatus::open, "one"}, {LinkStatus::closed, "two"}, {LinkStatus::open, "three"}}) {
+    changes.link_statuses.push_back({LinkId("pg-link"), status, 2, "ops", why});
+  }
+  rows.add(changes);
+  {
+    pqxx::work tx(*connection_);
+    tx.exec(rows.sql());
+    tx.commit();
+  }
+  pqxx::read_transaction tx(*connection_);
+  const auto last = tx.exec(
+      "SELECT status, reason FROM link_status_events WHERE changed_by = 'ops' ORDER BY seq");
+  ASSERT_EQ(last.size(), 3U);
+  EXPECT_EQ(last[0][1].as<std::string>(), "one");
+  EXPECT_EQ(last[2][0].as<std::string>(), "open");
+  EXPECT_EQ(last[2][1].as<std::string>(), "three");
 }
 
 }  // namespace
