@@ -59,6 +59,7 @@ pqxx::connection& PostgresDurability::connection() {
         "SELECT pg_backend_pid(), backend_start::text FROM pg_stat_activity "
         "WHERE pid = pg_backend_pid()");
     backend_ = Backend{me[0].as<std::int64_t>(), me[1].as<std::string>()};
+    session.exec(storage::BatchRows().prepare_sql());  // commit() sends EXECUTEs of these.
   }
   return *connection_;
 }
@@ -176,11 +177,11 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
         "SET LOCAL statement_timeout = " + std::to_string(commit_timeout_.count()) + ";\n";
     const std::size_t header = sql.size();
     if (sealed_->commands() == batch.size()) {
-      sealed_->append_sql(sql);
+      sealed_->append_sql(sql, true);
     } else if (sealed_->commands() == 0) {
       storage::BatchRows rows;
       for (const Records& records : batch) rows.add(records);
-      rows.append_sql(sql);
+      rows.append_sql(sql, true);
     } else {
       error = "internal error: " + std::to_string(sealed_->commands()) +
               " commands staged for a batch of " + std::to_string(batch.size());

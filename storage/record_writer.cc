@@ -98,9 +98,52 @@ class BatchRows::Table {
     }
   }
 
-  // INSERT INTO t (c1, ...) SELECT * FROM unnest('{...}'::type1[], ...);
-  void append_sql(std::string& sql) const {
+  // INSERT INTO t (c1, ...) SELECT * FROM unnest('{...}'::type1[], ...); or, on a session that
+  // ran prepare_sql(), EXECUTE of the prepared insert with the same arrays.
+  void append_sql(std::string& sql, bool prepared) const {
     if (arrays_.empty() || arrays_[0].empty()) return;
+    if (!prepared) {
+      append_insert(sql, [&](std::string& out, std::size_t i) {
+        out += '\'';
+        out += arrays_[i];
+        out += "}'::";
+        out += columns_[i].second;
+        out += "[]";
+      });
+      return;
+    }
+    sql += "EXECUTE ";
+    sql += statement_name();
+    sql += '(';
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      if (i > 0) sql += ", ";
+      sql += '\'';
+      sql += arrays_[i];
+      sql += "}'";
+    }
+    sql += ");\n";
+  }
+
+  // PREPARE name (type1[], ...) AS INSERT ... unnest($1, ...): planned once per session.
+  void append_prepare(std::string& sql) const {
+    sql += "PREPARE " + statement_name() + " (";
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      sql += (i > 0 ? ", " : "") + columns_[i].second + "[]";
+    }
+    sql += ") AS ";
+    append_insert(sql, [](std::string& out, std::size_t i) { out += "$" + std::to_string(i + 1); });
+  }
+
+  void clear() {
+    for (std::string& array : arrays_) array.clear();  // Keeps the capacity for the next batch.
+  }
+
+ private:
+  std::string statement_name() const { return "jackpot_insert_" + name_; }
+
+  // The INSERT with `argument(out, i)` writing the i-th column's array.
+  template <typename Argument>
+  void append_insert(std::string& sql, Argument argument) const {
     sql += "INSERT INTO ";
     sql += name_;
     sql += " (";
@@ -116,11 +159,7 @@ class BatchRows::Table {
     }
     for (std::size_t i = 0; i < columns_.size(); ++i) {
       if (i > 0) sql += ", ";
-      sql += '\'';
-      sql += arrays_[i];
-      sql += "}'::";
-      sql += columns_[i].second;
-      sql += "[]";
+      argument(sql, i);
     }
     if (ordered_) {
       sql += ") WITH ORDINALITY AS u(";
@@ -131,11 +170,6 @@ class BatchRows::Table {
     }
   }
 
-  void clear() {
-    for (std::string& array : arrays_) array.clear();  // Keeps the capacity for the next batch.
-  }
-
- private:
   std::string name_;
   std::vector<std::pair<std::string, std::string>> columns_;  // Name and SQL type.
   std::vector<std::string> arrays_;
@@ -339,12 +373,18 @@ void BatchRows::add_payouts(const Records& records) {
 
 std::string BatchRows::sql() const {
   std::string sql;
-  append_sql(sql);
+  append_sql(sql, false);
   return sql;
 }
 
-void BatchRows::append_sql(std::string& sql) const {
-  for (const auto& table : tables_) table->append_sql(sql);
+void BatchRows::append_sql(std::string& sql, bool prepared) const {
+  for (const auto& table : tables_) table->append_sql(sql, prepared);
+}
+
+std::string BatchRows::prepare_sql() const {
+  std::string sql;
+  for (const auto& table : tables_) table->append_prepare(sql);
+  return sql;
 }
 
 void BatchRows::clear() {

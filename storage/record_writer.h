@@ -38,7 +38,10 @@ class BatchRows {
   std::size_t commands() const { return commands_; }
   // Everything added, as statements; empty when nothing was added.
   std::string sql() const;
-  void append_sql(std::string& sql) const;
+  // The same, appended; `prepared`: as EXECUTEs of the statements prepare_sql() prepares, for a
+  // session that ran it (the server then plans each insert once per session, not per batch).
+  void append_sql(std::string& sql, bool prepared) const;
+  std::string prepare_sql() const;
   // Starts over, keeping the memory for the next batch.
   void clear();
 
