@@ -347,6 +347,13 @@ TEST_F(RecordWriterTest, TheSchemaRefusesDuplicatesEditsAndDoublePayment) {
                   "'wagers', 0, 'meter', 1, -5, 'contribution')");
             }).find("transfers_amount_micros_check"),
             std::string::npos);
+  // A hand only for a seat that wagered on that link in that round (seat 1 did, seat 5 did not).
+  EXPECT_NE(refused([](pqxx::work& tx) {
+              tx.exec(
+                  "INSERT INTO hands (round_key, seat, link_id, cards, dealer_keyed, hand) "
+                  "SELECT round_key, 5, 'pg-link', 'As Kd', false, '' FROM rounds");
+            }).find("hands_wager_fkey"),
+            std::string::npos);
   pqxx::read_transaction tx(*connection_);
   EXPECT_EQ(tx.exec1("SELECT count(*) FROM wagers")[0].as<int>(), 1);
 }
