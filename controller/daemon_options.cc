@@ -86,8 +86,8 @@ constexpr Option kOptions[] = {
     {"shutdown-grace-ms", "N", "time in-flight calls get on SIGTERM (default 5000)",
      set_shutdown_grace},
     {"commit-timeout-ms", "N",
-     "a batch's statements that take longer fail the commit, and the floor fails stop "
-     "(default 10000)",
+     "a batch's statement that runs longer, or a commit unanswered for twice that, fails "
+     "the commit and the floor fails stop (default 10000)",
      set_commit_timeout},
 };
 

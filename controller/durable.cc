@@ -52,16 +52,32 @@ void PostgresDurability::discard() {
 pqxx::connection& PostgresDurability::connection() {
   if (!connection_ || !connection_->is_open()) {
     connection_ = storage::connect(dsn_);
-    pqxx::nontransaction session(*connection_, "durable_session");
-    // An answer means its commit is on disk, whatever the server's default says.
-    session.exec("SET synchronous_commit TO on");
-    const auto me = session.exec1(
-        "SELECT pg_backend_pid(), backend_start::text FROM pg_stat_activity "
-        "WHERE pid = pg_backend_pid()");
-    backend_ = Backend{me[0].as<std::int64_t>(), me[1].as<std::string>()};
-    session.exec(storage::BatchRows().prepare_sql());  // commit() sends EXECUTEs of these.
+    // The opening writes, too: an answer means its commit is on disk, whatever the server's
+    // default says.
+    pqxx::nontransaction(*connection_, "durable_session").exec("SET synchronous_commit TO on");
   }
   return *connection_;
+}
+
+// How long the daemon waits for a commit's answer before it gives the connection up: twice the
+// statement timeout, so that the server reports what it can (a lock wait, a failed statement)
+// and the daemon's own deadline catches a server process that stopped answering.
+std::chrono::milliseconds PostgresDurability::answer_deadline() const {
+  return 2 * commit_timeout_;
+}
+
+storage::CommitConnection& PostgresDurability::committer() {
+  if (!committer_ || !committer_->is_open()) {
+    committer_.reset();
+    auto fresh = std::make_unique<storage::CommitConnection>(dsn_);
+    const std::string started = fresh->exec(
+        "SET synchronous_commit TO on;\n" + storage::BatchRows().prepare_sql() +
+            "SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid();",
+        answer_deadline());
+    backend_ = Backend{fresh->backend_pid(), started};
+    committer_ = std::move(fresh);
+  }
+  return *committer_;
 }
 
 // A commit whose answer never came (the connection broke, or the commit timed out on our side)
@@ -159,7 +175,6 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::op
   try {
     return rebuild();
   } catch (const std::exception& error) {
-    backend_.reset();
     connection_.reset();
     return std::vector<std::string>{std::string("cannot read the engine state: ") + error.what()};
   }
@@ -188,16 +203,15 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
       return false;
     }
     if (sql.size() == header) return true;
-    pqxx::connection& db = connection();
     // One round trip: the statements of one query message run as one transaction, committed
     // when the last succeeds and rolled back whole when any fails.
-    pqxx::nontransaction(db, "commit_batch").exec(sql);
+    committer().exec(sql, answer_deadline());
     return true;
   } catch (const std::exception& failure) {
     error = failure.what();
     if (backend_) orphan_ = backend_;  // Recovery waits until it is gone (end_orphan).
     backend_.reset();
-    connection_.reset();
+    committer_.reset();
     return false;
   }
 }
@@ -238,7 +252,6 @@ std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {
     end_orphan();
   } catch (const std::exception& failure) {
     error = failure.what();
-    backend_.reset();
     connection_.reset();
     return nullptr;
   }

@@ -9,6 +9,7 @@
 
 #include "controller/engine.h"
 #include "controller/engine_host.h"
+#include "storage/commit_connection.h"
 #include "storage/record_writer.h"
 #include "storage/state_loader.h"
 
@@ -44,6 +45,8 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
 
  private:
   pqxx::connection& connection();
+  storage::CommitConnection& committer();
+  std::chrono::milliseconds answer_deadline() const;
   Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
   std::vector<std::string> open_new_links(const storage::StoredState& state);
 
@@ -53,8 +56,9 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   std::vector<Paytable> paytables_;
   Clock& clock_;
   RandomSource& random_;
-  std::unique_ptr<pqxx::connection> connection_;
-  // connection_'s server process, and the one of a connection dropped after a failed commit.
+  std::unique_ptr<pqxx::connection> connection_;  // Recovery's reads and the opening writes.
+  std::unique_ptr<storage::CommitConnection> committer_;
+  // committer_'s server process, and the one of a connection dropped after a failed commit.
   struct Backend {
     std::int64_t pid = 0;
     std::string started;  // Its backend_start: pids are reused.

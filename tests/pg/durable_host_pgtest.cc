@@ -3,8 +3,10 @@
 // get UNAVAILABLE, the engine keeps nothing of it, and once commits succeed again the host has
 // rebuilt the engine from the database, exactly as it was before the failed batch.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <condition_variable>
+#include <csignal>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,6 +62,17 @@ struct DurableFloor {
     host = std::make_unique<EngineHost>(std::move(opened).value(), durability.get());
   }
   ~DurableFloor() { host->stop(); }
+
+  Result<OpenRoundAnswer, EngineFailure> open(std::uint64_t round) {
+    return host->run([&](Engine& engine, Records& records) {
+      return engine.open_round({TableId("T1"), RoundId(round)}, records);
+    });
+  }
+  Result<VoidRoundAnswer, EngineFailure> void_round(std::uint64_t round) {
+    return host->run([&](Engine& engine, Records& records) {
+      return engine.void_round({TableId("T1"), RoundId(round), "misdeal"}, records);
+    });
+  }
 
   testing::TestDatabase database;
   std::unique_ptr<pqxx::connection> control;
@@ -316,14 +329,8 @@ TEST(DurableHost, ACommitThatWaitsPastItsTimeoutFailsStop) {
   DurableFloor floor(8, 300ms);
   auto& control = floor.control;
   EngineHost& host = *floor.host;
-  ASSERT_TRUE(host.run([&](Engine& engine, Records& records) {
-    return engine.open_round({TableId("T1"), RoundId(1)}, records);
-  }));
-  const auto void_round = [&] {
-    return host.run([&](Engine& engine, Records& records) {
-      return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
-    });
-  };
+  ASSERT_TRUE(floor.open(1).ok());
+  const auto void_round = [&] { return floor.void_round(1); };
   const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
   {
     // Someone holds the table the void writes to for 3 s: far past the 300 ms timeout, and
@@ -350,6 +357,64 @@ TEST(DurableHost, ACommitThatWaitsPastItsTimeoutFailsStop) {
   EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
   EXPECT_TRUE(void_round().ok());  // The table's retry goes through.
   host.stop();
+}
+
+}  // namespace
+}  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+// The server process of the commit connection stops (SIGSTOP) while the network stays up: no
+// error ever arrives. The daemon gives up at its own deadline, fails stop, and once the process
+// runs again, recovery ends it before reading the state; the table's retry then goes through
+// (answered as a replay if the stopped process committed the void after all).
+TEST(DurableHost, ACommitServerProcessThatStopsAnsweringFailsStop) {
+  DurableFloor floor(9, 300ms);  // Statement timeout 300 ms: the daemon waits 600 ms at most.
+  EngineHost& host = *floor.host;
+  ASSERT_TRUE(floor.open(1).ok());
+  const auto void_round = [&] { return floor.void_round(1); };
+  int pid = 0;
+  {
+    pqxx::work tx(*floor.control);
+    pid = tx.exec1(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'jackpotd-commit' "
+                "AND datname = current_database()")[0]
+              .as<int>();
+  }
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0) << "the test needs to signal the server's processes (root)";
+  // Resumed after 4 s whatever happens, so that a host without its own deadline fails this test
+  // (the void then commits late) instead of hanging it.
+  std::thread watchdog([pid] {
+    std::this_thread::sleep_for(4s);
+    ::kill(pid, SIGCONT);
+  });
+  struct Join {
+    std::thread& thread;
+    ~Join() { thread.join(); }
+  } join{watchdog};
+
+  const auto started = std::chrono::steady_clock::now();
+  const auto refused = void_round();
+  const auto waited = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, EngineError::link_unavailable);
+  EXPECT_LT(waited, 5s);
+  EXPECT_TRUE(host.failed());
+
+  ::kill(pid, SIGCONT);
+  for (int attempt = 0; attempt < 200 && host.failed(); ++attempt)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(host.failed());
+  {
+    pqxx::work tx(*floor.control);
+    EXPECT_EQ(
+        tx.exec_params1("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid)[0].as<int>(),
+        0)
+        << "the stopped process is still there";
+  }
+  EXPECT_TRUE(void_round().ok());
+  EXPECT_FALSE(host.read([](const Engine& engine) { return engine.check_invariants(); }));
 }
 
 }  // namespace

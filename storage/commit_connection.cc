@@ -1,0 +1,124 @@
+#include "storage/commit_connection.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <string_view>
+
+#include "storage/connection.h"
+
+namespace jackpot::storage {
+namespace {
+
+std::string libpq_message(const PGconn* conn) {
+  std::string message = PQerrorMessage(conn);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return message;
+}
+
+// The DSN with application_name=jackpotd-commit unless it names one, so that operators (and
+// tests) can tell the commit connection in pg_stat_activity.
+std::string commit_dsn(const std::string& dsn) {
+  const std::string timed = with_network_timeouts(dsn);
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(timed.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return timed;
+  }
+  bool named = false;
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val != nullptr && std::string_view(option->keyword) == "application_name") {
+      named = true;
+    }
+  }
+  PQconninfoFree(options);
+  return named ? timed : timed + " application_name=jackpotd-commit";
+}
+
+}  // namespace
+
+CommitConnection::CommitConnection(const std::string& dsn) {
+  conn_ = PQconnectdb(commit_dsn(dsn).c_str());
+  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
+    const std::string reason = conn_ == nullptr ? "out of memory" : libpq_message(conn_);
+    close();
+    throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) + "): " + reason);
+  }
+  backend_pid_ = PQbackendPID(conn_);
+}
+
+CommitConnection::~CommitConnection() { close(); }
+
+void CommitConnection::close() {
+  if (conn_ != nullptr) PQfinish(conn_);
+  conn_ = nullptr;
+}
+
+std::string CommitConnection::exec(const std::string& sql, std::chrono::milliseconds deadline) {
+  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  const auto broken = [&](const std::string& what) {
+    const std::string reason = what + ": " + libpq_message(conn_);
+    close();
+    throw ConnectError(reason);
+  };
+  if (PQsendQuery(conn_, sql.c_str()) != 1) broken("cannot send the batch");
+  // Large batches may not fit the socket at once.
+  for (int sent = PQflush(conn_); sent != 0; sent = PQflush(conn_)) {
+    if (sent < 0) broken("cannot send the batch");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;  // Handled below, with the cancel.
+    pollfd socket{PQsocket(conn_), POLLIN | POLLOUT, 0};
+    ::poll(&socket, 1, static_cast<int>(left.count()));
+    if (socket.revents & POLLIN) PQconsumeInput(conn_);
+  }
+  std::string failure;
+  std::string value;
+  for (;;) {
+    while (PQisBusy(conn_) == 0) {
+      PGresult* result = PQgetResult(conn_);
+      if (result == nullptr) {
+        if (!failure.empty()) {
+          close();  // A failed statement: the session is in no state worth keeping.
+          throw std::runtime_error(failure);
+        }
+        return value;
+      }
+      const ExecStatusType status = PQresultStatus(result);
+      if (status == PGRES_TUPLES_OK && PQntuples(result) > 0 && PQnfields(result) > 0) {
+        value = PQgetvalue(result, 0, 0);
+      }
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && failure.empty()) {
+        // One line for the log: "ERROR:  the server's message".
+        const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
+        const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+        failure = std::string(severity != nullptr ? severity : "ERROR") + ":  " +
+                  (primary != nullptr ? primary : PQresStatus(status));
+      }
+      PQclear(result);
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      // Ask the server to stop (it may not: a stopped process reads nothing) and give up on the
+      // connection; the statement's outcome stays unknown to us.
+      if (PGcancel* cancel = PQgetCancel(conn_)) {
+        char ignored[256];
+        PQcancel(cancel, ignored, sizeof ignored);
+        PQfreeCancel(cancel);
+      }
+      close();
+      throw DeadlineExceeded("no answer from the server within " +
+                             std::to_string(deadline.count()) + " ms");
+    }
+    pollfd socket{PQsocket(conn_), POLLIN, 0};
+    const int ready = ::poll(&socket, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) broken("cannot wait for the server");
+    if (ready > 0 && PQconsumeInput(conn_) != 1) broken("lost the connection");
+  }
+}
+
+}  // namespace jackpot::storage

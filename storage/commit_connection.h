@@ -1,0 +1,52 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+struct pg_conn;  // libpq's PGconn.
+
+namespace jackpot::storage {
+
+// The daemon gave up waiting for the server: the statement's outcome is unknown (it may still
+// commit), so the connection is closed and must not be used again.
+class DeadlineExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A connection for the commit path whose every exec() has a deadline on the daemon's side. A
+// server process that stops answering while the network stays up (stopped, swapping, a WAL flush
+// that never returns) would otherwise hold the committer, and with it every table, for ever.
+// Plain libpq, asynchronous: the query is sent, then the socket is polled until the results are
+// in or the deadline passes; then the server is asked to cancel and the connection is closed.
+class CommitConnection {
+ public:
+  // Connects with with_network_timeouts() applied and application_name=jackpotd-commit unless
+  // the DSN sets one. Throws ConnectError with the redacted DSN and libpq's reason.
+  explicit CommitConnection(const std::string& dsn);
+  ~CommitConnection();
+  CommitConnection(const CommitConnection&) = delete;
+  CommitConnection& operator=(const CommitConnection&) = delete;
+
+  // Runs `sql` (one or more statements, as one simple query message: one implicit transaction)
+  // and waits at most `deadline` for it to finish. Throws std::runtime_error with the server's
+  // message when a statement fails, ConnectError when the connection breaks, DeadlineExceeded
+  // when the deadline passes; after any of those the connection is closed.
+  // Returns the first value of the last result that has rows, or "" when none has.
+  std::string exec(const std::string& sql, std::chrono::milliseconds deadline);
+
+  bool is_open() const { return conn_ != nullptr; }
+  // The server process serving this connection.
+  std::int64_t backend_pid() const { return backend_pid_; }
+
+ private:
+  void close();
+
+  ::pg_conn* conn_ = nullptr;
+  std::int64_t backend_pid_ = 0;
+};
+
+}  // namespace jackpot::storage
