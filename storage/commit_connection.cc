@@ -46,6 +46,13 @@ CommitConnection::CommitConnection(const std::string& dsn) {
     close();
     throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) + "): " + reason);
   }
+  // Sending never blocks either: a batch larger than the socket's buffer, to a server process
+  // that stopped reading, must not hold the committer past its deadline.
+  if (PQsetnonblocking(conn_, 1) != 0) {
+    const std::string reason = libpq_message(conn_);
+    close();
+    throw ConnectError("cannot make the commit connection non-blocking: " + reason);
+  }
   backend_pid_ = PQbackendPID(conn_);
 }
 
