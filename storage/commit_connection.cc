@@ -20,7 +20,7 @@ std::string libpq_message(const PGconn* conn) {
 // The DSN with application_name=jackpotd-commit unless it names one, so that operators (and
 // tests) can tell the commit connection in pg_stat_activity.
 std::string commit_dsn(const std::string& dsn) {
-  const std::string timed = with_network_timeouts(dsn);
+  std::string timed = with_network_timeouts(dsn);
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(timed.c_str(), &error);
   if (options == nullptr) {

@@ -153,8 +153,9 @@ class BatchRows::Table {
     }
     sql += ordered_ ? ") SELECT " : ") SELECT * FROM unnest(";
     if (ordered_) {
-      for (std::size_t i = 0; i < columns_.size(); ++i)
+      for (std::size_t i = 0; i < columns_.size(); ++i) {
         sql += (i > 0 ? ", c" : "c") + std::to_string(i);
+      }
       sql += " FROM unnest(";
     }
     for (std::size_t i = 0; i < columns_.size(); ++i) {
