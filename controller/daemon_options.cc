@@ -78,7 +78,7 @@ struct Option {
 constexpr Option kOptions[] = {
     {"listen", "HOST:PORT", "gRPC listen address (default 127.0.0.1:50051; port 0 picks one)",
      set_listen},
-    {"db", "DSN", "PostgreSQL connection string, e.g. 'host=/run/postgresql dbname=jackpotd'",
+    {"db", "DSN", "PostgreSQL connection string,\ne.g. 'host=/run/postgresql dbname=jackpotd'",
      set_db},
     {"metrics", "HOST:PORT|off", "Prometheus /metrics address (default 127.0.0.1:9464)",
      set_metrics},
@@ -86,8 +86,8 @@ constexpr Option kOptions[] = {
     {"shutdown-grace-ms", "N", "time in-flight calls get on SIGTERM (default 5000)",
      set_shutdown_grace},
     {"commit-timeout-ms", "N",
-     "a batch's statement that runs longer, or a commit unanswered for twice that, fails "
-     "the commit and the floor fails stop (default 10000)",
+     "how long a commit's statement may run, and its answer take twice that,\n"
+     "before the floor fails stop (default 10000)",
      set_commit_timeout},
 };
 
@@ -223,7 +223,11 @@ std::string daemon_usage() {
   for (const Option& option : kOptions) {
     std::string left = "  --" + std::string(option.name) + " " + std::string(option.value_name);
     left.resize(29, ' ');
-    usage += left + std::string(option.help) + "\n";
+    // A help text's line breaks continue under its first line.
+    std::string help;
+    for (const char c : option.help)
+      help += c == '\n' ? "\n" + std::string(29, ' ') : std::string(1, c);
+    usage += left + help + "\n";
   }
   usage +=
       "  --help                     print this and exit\n"

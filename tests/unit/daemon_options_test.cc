@@ -70,6 +70,9 @@ TEST(DaemonOptions, HelpAndVersionDoNotNeedTheDatabase) {
   EXPECT_TRUE(parse_ok({"--help"}).show_help);
   EXPECT_TRUE(parse_ok({"--version"}).show_version);
   EXPECT_NE(daemon_usage().find("--shutdown-grace-ms"), std::string::npos);
+  // Every line fits a terminal.
+  std::istringstream lines(daemon_usage());
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100U) << line;
 }
 
 TEST(DaemonOptions, RefusesBadFlags) {
