@@ -296,24 +296,38 @@ std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
   return ids;
 }
 
+namespace {
+
+void add_levels(const LinkSettings& settings, const Link& link,
+                std::vector<LevelMeterView>& views) {
+  for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
+    const LevelRules& rules = link.rules(level);
+    views.push_back({settings.meters.id, level, settings.meters.levels[level - 1].name,
+                     link.meter(level), rules.must_hit_by, rules.ceiling});
+  }
+}
+
+}  // namespace
+
 std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const {
   std::vector<LevelMeterView> views;
   for (const auto& state : links_) {
     const LinkId& id = state->settings.meters.id;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-    for (std::uint32_t level = 1; level <= state->link.level_count(); ++level) {
-      const LevelRules& rules = state->link.rules(level);
-      views.push_back({id, level, state->settings.meters.levels[level - 1].name,
-                       state->link.meter(level), rules.must_hit_by, rules.ceiling});
-    }
+    add_levels(state->settings, state->link, views);
   }
   return views;
 }
 
+// The levels of every link the table plays, in configuration order (as meters() gives them).
 std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) const {
-  std::vector<LinkId> ids;
-  for (const auto& played : table.links) ids.push_back(played.link->settings.meters.id);
-  return meters(ids);
+  std::vector<LevelMeterView> views;
+  for (const auto& state : links_) {
+    const bool played = std::any_of(table.links.begin(), table.links.end(),
+                                    [&](const auto& link) { return link.link == state.get(); });
+    if (played) add_levels(state->settings, state->link, views);
+  }
+  return views;
 }
 
 LinkStatus Engine::link_status(const LinkId& id) const {
@@ -996,19 +1010,21 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
 
   // From here on nothing can fail.
   SettleRoundAnswer answer{request.table, request.round, {}, {}};
-  // One slot per (seat, link), filled for the wagering seats: seats are few (at most 20).
+  // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
+  // straight into the answer's order: highest seat first, a seat's links in configuration order.
   const std::size_t link_count = table.links.size();
-  std::vector<std::optional<SeatResultView>> results((table.settings.seats + 1) * link_count);
   const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
     return seat * link_count + link;
   };
+  std::vector<const SeatOutcome*> outcome_at((table.settings.seats + 1) * link_count, nullptr);
+  std::size_t result_count = 0;
   for (std::size_t i = 0; i < link_count; ++i) {
     const auto& played = table.links[i];
     const LinkId& link_id = played.link->settings.meters.id;
     for (SeatOutcome& outcome : outcomes[i]) {
+      outcome_at[slot(outcome.seat, i)] = &outcome;
+      ++result_count;
       const std::string& hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-      results[slot(outcome.seat, i)] = SeatResultView{
-          outcome.seat, link_id, played.paytable->id, hand, outcome.keyed, {}, Money()};
       out.hands.push_back(
           {round->key, outcome.seat, link_id, std::move(outcome.cards), outcome.keyed, hand});
     }
@@ -1017,9 +1033,27 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     }
     played.link->scratch.clear();
   }
+  std::vector<std::size_t> position(outcome_at.size(), 0);  // Into answer.results.
+  answer.results.reserve(result_count);
+  for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+    for (std::size_t i = 0; i < link_count; ++i) {
+      const SeatOutcome* outcome = outcome_at[slot(seat, i)];
+      if (outcome == nullptr) continue;
+      const auto& played = table.links[i];
+      const std::string& hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
+      position[slot(seat, i)] = answer.results.size();
+      answer.results.push_back({seat,
+                                played.link->settings.meters.id,
+                                played.paytable->id,
+                                hand,
+                                outcome->keyed,
+                                {},
+                                Money()});
+    }
+  }
   for (std::size_t k = 0; k < created.size(); ++k) {
     const Decided& award = decided[k];
-    SeatResultView& result = *results[slot(award.seat, award.link_index)];
+    SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
     result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
                              award.amount, award.payout});
     result.total = *result.total.plus(award.amount);
@@ -1032,17 +1066,10 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
   // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
   for (const auto& hit : round->hits) {
-    SeatResultView& result = *results[slot(hit.seat, hit.link_index)];
+    SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
     result.awards.push_back(
         {result.link, AwardKind::must_hit_by, hit.level, "Must-Hit-By", 0, hit.amount, hit.payout});
     result.total = *result.total.plus(hit.amount);
-  }
-  // Highest seat first; a seat's links in configuration order.
-  answer.results.reserve(outcomes.empty() ? 0 : outcomes[0].size() * link_count);
-  for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
-    for (std::size_t i = 0; i < link_count; ++i) {
-      if (auto& result = results[slot(seat, i)]) answer.results.push_back(std::move(*result));
-    }
   }
   answer.meters = meters_of_table(table);
   round->phase = RoundPhase::settled;
