@@ -20,18 +20,19 @@ std::optional<std::int64_t> positive_or_null(std::uint64_t value) {
 
 std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_hex(bytes); }
 
-std::string_view command_name(CommandKind command) {
+// The phase a round command leaves its round in.
+RoundPhase phase_of(CommandKind command) {
   switch (command) {
     case CommandKind::open:
-      return "open";
+      return RoundPhase::open;
     case CommandKind::lock:
-      return "lock";
+      return RoundPhase::locked;
     case CommandKind::settle:
-      return "settle";
+      return RoundPhase::settled;
     case CommandKind::void_round:
-      return "void";
+      return RoundPhase::voided;
   }
-  return "unknown";
+  return RoundPhase::open;
 }
 
 // Array elements, as PostgreSQL's array input reads them inside a standard SQL string literal:
@@ -182,9 +183,12 @@ BatchRows::BatchRows() {
   // In an order that satisfies every foreign key.
   rounds_ =
       add_table("rounds", {{"round_key", "bigint"}, {"table_id", "text"}, {"round_id", "bigint"}});
-  round_events_ = add_table(
-      "round_events",
-      {{"round_key", "bigint"}, {"phase", "text"}, {"at", "timestamptz"}, {"reason", "text"}});
+  round_events_ = add_table("round_events", {{"round_key", "bigint"},
+                                             {"phase", "text"},
+                                             {"at", "timestamptz"},
+                                             {"reason", "text"},
+                                             {"request", "bytea"},
+                                             {"answer", "bytea"}});
   wagers_ = add_table("wagers", {{"round_key", "bigint"},
                                  {"seat", "integer"},
                                  {"link_id", "text"},
@@ -237,9 +241,6 @@ BatchRows::BatchRows() {
                                                {"state", "text"},
                                                {"supervisor", "text"},
                                                {"reason", "text"}});
-  answers_ = add_table(
-      "command_answers",
-      {{"round_key", "bigint"}, {"command", "text"}, {"request", "bytea"}, {"answer", "bytea"}});
   dynamic_pays_ = add_table("dynamic_pays", {{"round_key", "bigint"},
                                              {"link_id", "text"},
                                              {"row_index", "integer"},
@@ -272,13 +273,29 @@ BatchRows::Table* BatchRows::add_table(std::string name,
 
 void BatchRows::add(const Records& records) {
   ++commands_;
+  // Each round event with its command's first request and answer (the same command made both).
+  std::size_t answered = 0;
   for (const RoundRecord& round : records.rounds) {
     const auto key = static_cast<std::int64_t>(round.round_key);
+    const AnswerRecord* first = nullptr;
+    for (const AnswerRecord& answer : records.answers) {
+      if (answer.round_key == round.round_key && phase_of(answer.command) == round.phase) {
+        first = &answer;
+      }
+    }
+    if (first == nullptr) throw std::logic_error("a round event without its command's answer");
+    ++answered;
     if (round.phase == RoundPhase::open) {
       rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
     }
+    const auto* request = reinterpret_cast<const std::uint8_t*>(first->request.data());
+    const auto* body = reinterpret_cast<const std::uint8_t*>(first->answer.data());
     round_events_->add(key, std::string(to_string(round.phase)), timestamp_text(round.time_us),
-                       round.reason);
+                       round.reason, bytea_hex({request, first->request.size()}),
+                       bytea_hex({body, first->answer.size()}));
+  }
+  if (answered != records.answers.size()) {
+    throw std::logic_error("a command's answer without its round event");
   }
   for (const WagerRecord& wager : records.wagers) {
     wagers_->add(static_cast<std::int64_t>(wager.round_key), static_cast<std::int64_t>(wager.seat),
@@ -316,13 +333,6 @@ void BatchRows::add(const Records& records) {
                     positive_or_null(t.origin.payout), positive_or_null(t.corrects.value()));
   }
   add_payouts(records);
-  for (const AnswerRecord& answer : records.answers) {
-    const auto* request = reinterpret_cast<const std::uint8_t*>(answer.request.data());
-    const auto* body = reinterpret_cast<const std::uint8_t*>(answer.answer.data());
-    answers_->add(
-        static_cast<std::int64_t>(answer.round_key), std::string(command_name(answer.command)),
-        bytea_hex({request, answer.request.size()}), bytea_hex({body, answer.answer.size()}));
-  }
   for (const DynamicPayRecord& pay : records.dynamic_pays) {
     dynamic_pays_->add(static_cast<std::int64_t>(pay.round_key), pay.link.value(),
                        static_cast<std::int64_t>(pay.row), static_cast<std::int64_t>(pay.option));

@@ -60,7 +60,6 @@ class BatchRows {
   Table* transfers_ = nullptr;
   Table* payouts_ = nullptr;
   Table* payout_events_ = nullptr;
-  Table* answers_ = nullptr;
   Table* dynamic_pays_ = nullptr;
   Table* hits_ = nullptr;
   Table* statuses_ = nullptr;

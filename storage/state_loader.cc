@@ -83,13 +83,14 @@ void load_links(pqxx::transaction_base& tx, StoredState& state) {
 
 void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
   const std::string key = std::to_string(round.round_key);
-  for (const auto& row :
-       tx.exec("SELECT command, request, answer FROM command_answers WHERE round_key = " + key)) {
-    const std::string command = row[0].as<std::string>();
-    const CommandKind kind = command == "open"     ? CommandKind::open
-                             : command == "lock"   ? CommandKind::lock
-                             : command == "settle" ? CommandKind::settle
-                                                   : CommandKind::void_round;
+  for (const auto& row : tx.exec("SELECT phase, request, answer FROM round_events WHERE "
+                                 "request IS NOT NULL AND round_key = " +
+                                 key)) {
+    const std::string phase = row[0].as<std::string>();
+    const CommandKind kind = phase == "open"      ? CommandKind::open
+                             : phase == "locked"  ? CommandKind::lock
+                             : phase == "settled" ? CommandKind::settle
+                                                  : CommandKind::void_round;
     round.answers.push_back({round.round_key, kind, bytes(row[1]), bytes(row[2])});
   }
   for (const auto& row : tx.exec("SELECT link_id, row_index, option FROM dynamic_pays WHERE "

@@ -192,17 +192,20 @@ bool replayable(const Acknowledged& first, const std::map<std::string, std::uint
   return first.round + 1 >= last.at(first.table);
 }
 
-// Each acknowledged command is in the database exactly once (command_answers is keyed by round
-// and command; rounds by table and round id).
+// Each acknowledged command is in the database exactly once, with its answer (round events are
+// keyed by round and phase; rounds by table and round id).
 void expect_recorded(TestDatabase& database, const std::vector<Acknowledged>& acknowledged) {
   auto connection = database.connect();
   pqxx::read_transaction tx(*connection);
   for (const Acknowledged& first : acknowledged) {
-    const std::string command = first.kind;
-    EXPECT_EQ(tx.exec_params1("SELECT count(*) FROM command_answers a JOIN rounds r USING "
+    const std::string phase = first.kind == "open"     ? "open"
+                              : first.kind == "lock"   ? "locked"
+                              : first.kind == "settle" ? "settled"
+                                                       : "voided";
+    EXPECT_EQ(tx.exec_params1("SELECT count(*) FROM round_events e JOIN rounds r USING "
                               "(round_key) WHERE r.table_id = $1 AND r.round_id = $2 AND "
-                              "a.command = $3",
-                              first.table, static_cast<std::int64_t>(first.round), command)[0]
+                              "e.phase = $3 AND e.answer IS NOT NULL",
+                              first.table, static_cast<std::int64_t>(first.round), phase)[0]
                   .as<int>(),
               1)
         << first.table << " round " << first.round << " " << first.kind;

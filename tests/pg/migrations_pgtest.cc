@@ -2,6 +2,7 @@
 // edited or unknown history, change nothing when one fails, and serialise concurrent starts.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <pqxx/pqxx>
 #include <thread>
 
@@ -189,6 +190,49 @@ TEST(AuditLog, RefusesMalformedPrincipalsAndActions) {
               append_audit_event(*connection, "admin/ops", "Drop Table", {});
             }).find("audit_log_action_check"),
             std::string::npos);
+}
+
+// Migration 7 moves each command's first request and answer onto its round event: a database
+// written by the schema before it keeps every answer, byte for byte.
+TEST(Migrations, AnswersMoveOntoTheirRoundEvents) {
+  TestDatabase database;
+  auto connection = database.connect();
+  const auto& all = embedded_migrations();
+  ASSERT_GE(all.size(), 7U);
+  apply_migrations(*connection, std::vector<Migration>(all.begin(), all.begin() + 6));
+  {
+    pqxx::work tx(*connection);
+    tx.exec(
+        "INSERT INTO rounds VALUES (1, 'T1', 1), (2, 'T1', 2);"
+        "INSERT INTO round_events (round_key, phase, at) VALUES (1, 'open', now()), "
+        "  (1, 'locked', now()), (1, 'voided', now()), (2, 'open', now());"
+        "INSERT INTO command_answers VALUES (1, 'open', '\\x0101', '\\x0a'), "
+        "  (1, 'lock', '\\x0102', '\\x0b'), (1, 'void', '\\x0103', '\\x0c'), "
+        "  (2, 'open', '\\x0201', '\\x0d');");
+    tx.commit();
+  }
+  apply_migrations(*connection);
+  pqxx::work tx(*connection);
+  const auto rows = tx.exec(
+      "SELECT round_key, phase, encode(request, 'hex'), encode(answer, 'hex') FROM round_events "
+      "ORDER BY round_key, at, phase");
+  std::map<std::string, std::string> moved;
+  for (const auto& row : rows) {
+    moved[row[0].as<std::string>() + " " + row[1].as<std::string>()] =
+        row[2].as<std::string>() + "/" + row[3].as<std::string>();
+  }
+  EXPECT_EQ(moved, (std::map<std::string, std::string>{{"1 open", "0101/0a"},
+                                                       {"1 locked", "0102/0b"},
+                                                       {"1 voided", "0103/0c"},
+                                                       {"2 open", "0201/0d"}}));
+  EXPECT_EQ(
+      tx.exec1("SELECT count(*) FROM pg_class WHERE relname = 'command_answers'")[0].as<int>(), 0);
+  // From now on an event keeps its answer.
+  EXPECT_NE(
+      error_of([&] {
+        tx.exec("INSERT INTO round_events (round_key, phase, at) VALUES (2, 'locked', now())");
+      }).find("round_events_answer_kept"),
+      std::string::npos);
 }
 
 TEST(FloorVersions, OneVersionPerDistinctFloorKeptAsWritten) {
