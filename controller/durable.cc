@@ -70,8 +70,10 @@ storage::CommitConnection& PostgresDurability::committer() {
   if (!committer_ || !committer_->is_open()) {
     committer_.reset();
     auto fresh = std::make_unique<storage::CommitConnection>(dsn_);
+    // The connection only ever commits batches: the statement timeout binds every statement.
     const std::string started = fresh->exec(
-        "SET synchronous_commit TO on;\n" + storage::BatchRows().prepare_sql() +
+        "SET synchronous_commit TO on;\nSET statement_timeout = " +
+            std::to_string(commit_timeout_.count()) + ";\n" + storage::BatchRows().prepare_sql() +
             "SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid();",
         answer_deadline());
     backend_ = Backend{fresh->backend_pid(), started};
@@ -186,23 +188,14 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
       error = sealed_error_;
       return false;
     }
-    // The timeout binds this batch's statements only: recovery's reads on the same connection
-    // may take longer.
-    std::string sql =
-        "SET LOCAL statement_timeout = " + std::to_string(commit_timeout_.count()) + ";\n";
-    const std::size_t header = sql.size();
-    if (sealed_->commands() == batch.size()) {
-      sealed_->append_sql(sql, true);
-    } else if (sealed_->commands() == 0) {
-      storage::BatchRows rows;
-      for (const Records& records : batch) rows.add(records);
-      rows.append_sql(sql, true);
-    } else {
+    if (sealed_->commands() != batch.size()) {
       error = "internal error: " + std::to_string(sealed_->commands()) +
               " commands staged for a batch of " + std::to_string(batch.size());
       return false;
     }
-    if (sql.size() == header) return true;
+    std::string sql;
+    sealed_->append_sql(sql, true);
+    if (sql.empty()) return true;
     // One round trip: the statements of one query message run as one transaction, committed
     // when the last succeeds and rolled back whole when any fails.
     committer().exec(sql, answer_deadline());

@@ -31,7 +31,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   Result<std::unique_ptr<Engine>, std::vector<std::string>> open();
 
   // Each command's rows are rendered as it joins the gathering batch (stage), so that the
-  // committer only sends them. A batch that was not staged is rendered at commit.
+  // committer only sends them; commit() refuses a batch that was not staged.
   void stage(const Records& records) override;
   void seal() override;
   void discard() override;

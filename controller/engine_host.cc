@@ -40,13 +40,24 @@ void EngineHost::stop() {
   }
   committed_.notify_all();
   space_.notify_all();
-  if (!left.empty()) deliver({std::move(left), false, {}, 0, false, false});
+  if (!left.empty()) deliver(answering(std::move(left), false));
   {
     std::lock_guard lock(deliveries_mutex_);
     deliveries_done_ = true;
   }
   deliveries_ready_.notify_all();
   if (responder_.joinable()) responder_.join();
+}
+
+// Callers to answer, durable or not, with no commit to observe.
+EngineHost::Delivery EngineHost::answering(std::vector<Waiter> waiters, bool durable) {
+  return {std::move(waiters), durable, {}, 0, false, false};
+}
+
+// A commit attempt: the observer hears of it, and its callers are answered as it went.
+EngineHost::Delivery EngineHost::after_commit(std::vector<Waiter> waiters,
+                                              std::vector<Records> batch, double seconds, bool ok) {
+  return {std::move(waiters), ok, std::move(batch), seconds, true, ok};
 }
 
 void EngineHost::deliver(Delivery delivery) {
@@ -119,12 +130,12 @@ void EngineHost::commit_loop() {
       committed_.notify_all();
       std::vector<Waiter> ready = take_waiters(false);
       lock.unlock();
-      deliver({std::move(ready), true, std::move(batch), seconds, true, true});
+      deliver(after_commit(std::move(ready), std::move(batch), seconds, true));
       lock.lock();
       continue;
     }
     lock.unlock();
-    deliver({{}, false, std::move(batch), seconds, true, false});
+    deliver(after_commit({}, std::move(batch), seconds, false));
     fail_and_recover(error);
     lock.lock();
   }
@@ -144,7 +155,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     ++gathering_sequence_;             // Later batches never share a number with a lost one.
     lost = take_waiters(true);         // Every waiter still here needed a lost batch.
   }
-  deliver({std::move(lost), false, {}, 0, false, false});
+  deliver(answering(std::move(lost), false));
   committed_.notify_all();
   space_.notify_all();
   bump_status();

@@ -68,19 +68,11 @@ class EngineHost {
   auto run(Command&& command)
       -> decltype(command(std::declval<Engine&>(), std::declval<Records&>())) {
     std::unique_lock lock(mutex_);
-    using Answer = decltype(command(std::declval<Engine&>(), std::declval<Records&>()));
-    space_.wait(lock, [&] {
-      return failed_ || committer_done_ || gathering_.size() < batch_commands_max_;
-    });
-    if (failed_ || committer_done_) return unavailable();
-    Records records;
-    auto answer = command(*engine_, records);
-    if (durability_ == nullptr) return answer;
-    // A command that changed nothing (a replay, a refusal) still waits for what it saw.
-    const std::uint64_t needs = records.empty() ? sequence_seen() : gathering_sequence_;
-    if (!records.empty()) gather(std::move(records));
-    if (!wait_durable(lock, needs)) return Answer(unavailable());
-    return answer;
+    std::uint64_t needs = 0;
+    auto answer = execute(lock, command, needs);
+    if (!answer) return unavailable();
+    if (!wait_durable(lock, needs)) return unavailable();
+    return std::move(*answer);
   }
 
   // Runs a command like run() without keeping the calling thread: `done` gets the answer once
@@ -92,24 +84,14 @@ class EngineHost {
   void submit(Command&& command, Done&& done) {
     using Answer = decltype(command(std::declval<Engine&>(), std::declval<Records&>()));
     std::unique_lock lock(mutex_);
-    space_.wait(lock, [&] {
-      return failed_ || committer_done_ || gathering_.size() < batch_commands_max_;
-    });
-    if (failed_ || committer_done_) {
+    std::uint64_t needs = 0;
+    auto answer = execute(lock, command, needs);
+    if (!answer || committed_sequence_ >= needs) {
       lock.unlock();
-      done(Answer(unavailable()));
+      done(answer ? std::move(*answer) : Answer(unavailable()));
       return;
     }
-    Records records;
-    auto answer = command(*engine_, records);
-    const std::uint64_t needs = records.empty() ? sequence_seen() : gathering_sequence_;
-    if (durability_ == nullptr || committed_sequence_ >= needs) {
-      lock.unlock();
-      done(std::move(answer));
-      return;
-    }
-    if (!records.empty()) gather(std::move(records));
-    waiters_.push_back({needs, [answer = std::move(answer),
+    waiters_.push_back({needs, [answer = std::move(*answer),
                                 done = std::forward<Done>(done)](bool durable) mutable {
                           done(durable ? std::move(answer) : Answer(unavailable()));
                         }});
@@ -178,11 +160,29 @@ class EngineHost {
                          "the controller cannot record changes now; retry with the same ids"};
   }
   void commit_loop();
-  // Adds a command's records to the gathering batch. With mutex_ held.
-  void gather(Records records) {
-    durability_->stage(records);
-    gathering_.push_back(std::move(records));
-    work_.notify_one();
+
+  // The part of run() and submit() under the lock: waits for room in the gathering batch, runs
+  // the command and gathers its records. Nothing when the host takes no commands. `needs` is the
+  // batch the answer waits for: its own, or for a command that changed nothing (a replay, a
+  // refusal) the last one it saw; 0 without durability, where nothing waits.
+  template <typename Command>
+  auto execute(std::unique_lock<std::mutex>& lock, Command& command, std::uint64_t& needs)
+      -> std::optional<decltype(command(std::declval<Engine&>(), std::declval<Records&>()))> {
+    space_.wait(lock, [&] {
+      return failed_ || committer_done_ || gathering_.size() < batch_commands_max_;
+    });
+    if (failed_ || committer_done_) return std::nullopt;
+    Records records;
+    auto answer = command(*engine_, records);
+    needs = 0;
+    if (durability_ == nullptr) return answer;
+    needs = records.empty() ? sequence_seen() : gathering_sequence_;
+    if (!records.empty()) {
+      durability_->stage(records);
+      gathering_.push_back(std::move(records));
+      work_.notify_one();
+    }
+    return answer;
   }
   void fail_and_recover(const std::string& reason);
 
@@ -252,6 +252,9 @@ class EngineHost {
     bool observe = false;  // A commit attempt, for the observer.
     bool ok = false;
   };
+  static Delivery answering(std::vector<Waiter> waiters, bool durable);
+  static Delivery after_commit(std::vector<Waiter> waiters, std::vector<Records> batch,
+                               double seconds, bool ok);
   void deliver(Delivery delivery);
   void respond_loop();
   std::mutex deliveries_mutex_;

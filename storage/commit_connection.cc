@@ -66,6 +66,11 @@ void CommitConnection::close() {
 std::string CommitConnection::exec(const std::string& sql, std::chrono::milliseconds deadline) {
   if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
   const auto until = std::chrono::steady_clock::now() + deadline;
+  const auto remaining_ms = [&until] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(until -
+                                                                 std::chrono::steady_clock::now())
+        .count();
+  };
   const auto broken = [&](const std::string& what) {
     const std::string reason = what + ": " + libpq_message(conn_);
     close();
@@ -75,11 +80,10 @@ std::string CommitConnection::exec(const std::string& sql, std::chrono::millisec
   // Large batches may not fit the socket at once.
   for (int sent = PQflush(conn_); sent != 0; sent = PQflush(conn_)) {
     if (sent < 0) broken("cannot send the batch");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;  // Handled below, with the cancel.
+    const auto left = remaining_ms();
+    if (left <= 0) break;  // Handled below, with the cancel.
     pollfd socket{PQsocket(conn_), POLLIN | POLLOUT, 0};
-    ::poll(&socket, 1, static_cast<int>(left.count()));
+    ::poll(&socket, 1, static_cast<int>(left));
     if (socket.revents & POLLIN) PQconsumeInput(conn_);
   }
   std::string failure;
@@ -107,9 +111,8 @@ std::string CommitConnection::exec(const std::string& sql, std::chrono::millisec
       }
       PQclear(result);
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const auto left = remaining_ms();
+    if (left <= 0) {
       // Ask the server to stop (it may not: a stopped process reads nothing) and give up on the
       // connection; the statement's outcome stays unknown to us.
       if (PGcancel* cancel = PQgetCancel(conn_)) {
@@ -122,7 +125,7 @@ std::string CommitConnection::exec(const std::string& sql, std::chrono::millisec
                              std::to_string(deadline.count()) + " ms");
     }
     pollfd socket{PQsocket(conn_), POLLIN, 0};
-    const int ready = ::poll(&socket, 1, static_cast<int>(left.count()));
+    const int ready = ::poll(&socket, 1, static_cast<int>(left));
     if (ready < 0 && errno != EINTR) broken("cannot wait for the server");
     if (ready > 0 && PQconsumeInput(conn_) != 1) broken("lost the connection");
   }

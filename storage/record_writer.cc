@@ -19,6 +19,9 @@ std::optional<std::int64_t> positive_or_null(std::uint64_t value) {
 }
 
 std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_hex(bytes); }
+std::string bytea_hex(const std::string& bytes) {
+  return bytea_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+}
 
 // The phase a round command leaves its round in.
 RoundPhase phase_of(CommandKind command) {
@@ -288,11 +291,8 @@ void BatchRows::add(const Records& records) {
     if (round.phase == RoundPhase::open) {
       rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
     }
-    const auto* request = reinterpret_cast<const std::uint8_t*>(first->request.data());
-    const auto* body = reinterpret_cast<const std::uint8_t*>(first->answer.data());
     round_events_->add(key, std::string(to_string(round.phase)), timestamp_text(round.time_us),
-                       round.reason, bytea_hex({request, first->request.size()}),
-                       bytea_hex({body, first->answer.size()}));
+                       round.reason, bytea_hex(first->request), bytea_hex(first->answer));
   }
   if (answered != records.answers.size()) {
     throw std::logic_error("a command's answer without its round event");

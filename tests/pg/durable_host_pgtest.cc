@@ -18,6 +18,7 @@
 #include "controller/engine_host.h"
 #include "controller/paytable_loader.h"
 #include "storage/migrations.h"
+#include "tests/support/fixed_clock.h"
 #include "tests/support/test_database.h"
 
 namespace jackpot {
@@ -25,26 +26,30 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class FixedClock final : public Clock {
- public:
-  std::int64_t now_us() override { return 1'800'000'000'000'000; }
-};
+using testing::FixedClock;
 
-EngineConfig floor_config() {
-  EngineConfig config;
+// A one-level Royal Flush link and a six-seat Heads Up Hold'em table that plays it.
+void add_link_and_table(EngineConfig& config, const std::string& link_id,
+                        const std::string& table_id, const std::string& seed,
+                        std::uint32_t meter_rate_ppm) {
   LinkSettings link;
-  link.meters.id = LinkId("f-link");
+  link.meters.id = LinkId(link_id);
   LevelConfig royal;
   royal.level = 1;
   royal.name = "Royal Flush";
-  royal.seed = *Money::parse("1000.00");
-  royal.meter_rate_ppm = 150'000;
+  royal.seed = *Money::parse(seed);
+  royal.meter_rate_ppm = meter_rate_ppm;
   link.meters.levels = {royal};
   config.links.push_back(link);
-  config.tables.push_back({TableId("T1"),
+  config.tables.push_back({TableId(table_id),
                            GameRule::heads_up_holdem,
                            6,
-                           {{LinkId("f-link"), "PT-BJS-HUH-5CP-01", CommunitySource::board}}});
+                           {{LinkId(link_id), "PT-BJS-HUH-5CP-01", CommunitySource::board}}});
+}
+
+EngineConfig floor_config() {
+  EngineConfig config;
+  add_link_and_table(config, "f-link", "T1", "1000.00", 150'000);
   return config;
 }
 
@@ -181,19 +186,7 @@ TEST(DurableHost, ALinkAddedToTheFloorOpensAtItsSeedsBesideTheKeptState) {
     host.stop();
   }
   EngineConfig grown = floor_config();
-  LinkSettings added;
-  added.meters.id = LinkId("g-link");
-  LevelConfig level;
-  level.level = 1;
-  level.name = "Royal Flush";
-  level.seed = *Money::parse("500.00");
-  level.meter_rate_ppm = 100'000;
-  added.meters.levels = {level};
-  grown.links.push_back(added);
-  grown.tables.push_back({TableId("T2"),
-                          GameRule::heads_up_holdem,
-                          6,
-                          {{LinkId("g-link"), "PT-BJS-HUH-5CP-01", CommunitySource::board}}});
+  add_link_and_table(grown, "g-link", "T2", "500.00", 100'000);
   PostgresDurability durability(database.dsn(), grown, paytables, clock, random);
   auto reopened = durability.open();
   ASSERT_TRUE(reopened.ok()) << reopened.error().front();

@@ -3,14 +3,12 @@
 
 #include "controller/engine.h"
 #include "controller/paytable_loader.h"
+#include "tests/support/fixed_clock.h"
 
 namespace jackpot {
 namespace {
 
-class FixedClock final : public Clock {
- public:
-  std::int64_t now_us() override { return 1'800'000'000'000'000; }
-};
+using testing::FixedClock;
 
 Money usd(const char* text) { return *Money::parse(text); }
 
