@@ -33,9 +33,6 @@ constexpr CardLetters kLetters;
 
 }  // namespace
 
-char suit_letter(Suit suit) { return kSuits[static_cast<std::size_t>(suit)]; }
-char rank_letter(Card card) { return kRanks[card.rank]; }
-
 Result<Card, CardError> parse_card(std::string_view text) {
   // Messages are built only on failure: parsing is on the path of every settlement.
   const auto quoted = [text] { return "'" + std::string(text) + "'"; };

@@ -91,18 +91,26 @@ std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denomin
   return scaled->floor_to_cent();
 }
 
-std::string cards_text(std::span<const Card> pocket, std::span<const Card> community) {
-  std::string text;
-  text.reserve(3 * (pocket.size() + community.size()) + 2);
-  const auto add = [&text](Card card) {
-    if (!text.empty()) text += ' ';
-    text += rank_letter(card);
-    text += suit_letter(static_cast<Suit>(card.suit));
+// "As Kd | 2c 3c 4c 5c 6c": the seat's own cards, then the community cards it played with.
+CardsText cards_text(std::span<const Card> pocket, std::span<const Card> community) {
+  std::array<char, 3 * 12 + 2> text;  // Two more cards than any game deals a seat, and " |".
+  std::size_t size = 0;
+  const auto add = [&](Card card) {
+    if (size + 3 > text.size()) return;
+    if (size > 0) text[size++] = ' ';
+    text[size++] = rank_letter(card);
+    text[size++] = suit_letter(static_cast<Suit>(card.suit));
   };
   for (const Card card : pocket) add(card);
-  if (!community.empty()) text += " |";
+  if (!community.empty() && size + 2 <= text.size()) {
+    text[size++] = ' ';
+    text[size++] = '|';
+  }
   for (const Card card : community) add(card);
-  return text;
+  CardsText cards;
+  const bool fits = cards.append({text.data(), size});
+  JACKPOT_INVARIANT(fits && size + 3 <= text.size(), "a seat's cards fit its hand record");
+  return cards;
 }
 
 }  // namespace
@@ -138,8 +146,6 @@ Engine::Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& cloc
       paytables_(std::move(paytables)),
       clock_(clock),
       random_(random) {}
-
-Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::create(
     EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
@@ -683,7 +689,7 @@ struct SeatOutcome {
   std::int64_t units = 0;  // Base wagers the seat locked on the link.
   std::optional<std::size_t> row;
   bool keyed = false;
-  std::string cards;
+  CardsText cards;
 };
 
 // An award decided during settlement, waiting to become a payout.
@@ -730,6 +736,17 @@ Result<SeatHand, CardError> parse_seat_cards(const std::vector<std::string>& tex
 const std::string kNoHand;
 
 }  // namespace
+
+struct Engine::SettleScratch {
+  std::vector<std::vector<SeatOutcome>> outcomes;  // Per link of the table.
+  std::vector<Link::Checkpoint> checkpoints;
+  std::vector<Decided> decided;
+  std::vector<Payout> created;
+  std::vector<const SeatOutcome*> outcome_at;  // By (seat, link) slot.
+  std::vector<std::size_t> position;           // By (seat, link) slot: index into the results.
+};
+
+Engine::~Engine() = default;
 
 Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundRequest& request,
                                                               Records& out) {
@@ -809,7 +826,11 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
 
   // Each wagering seat's row on each link.
-  std::vector<std::vector<SeatOutcome>> outcomes(table.links.size());
+  if (!settle_scratch_) settle_scratch_ = std::make_unique<SettleScratch>();
+  SettleScratch& scratch = *settle_scratch_;
+  auto& outcomes = scratch.outcomes;
+  outcomes.resize(table.links.size());
+  for (auto& link_outcomes : outcomes) link_outcomes.clear();
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     outcomes[i].reserve(round->wagers[i].size());
     const auto& played = table.links[i];
@@ -823,7 +844,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     const RoundContext context{played.link->settings.suit_specific};
     for (const auto& wager : round->wagers[i]) {
       const SeatHandRequest& hand = *reported[wager.seat];
-      SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), ""};
+      SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
       if (hand.keyed_hand) {
         const auto event = hand_event_named(*hand.keyed_hand);
         if (!event || *event == HandEvent::must_hit_by) {
@@ -846,7 +867,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
 
   // Awards on every link, all or nothing.
   const std::uint64_t first_payout_id = last_payout_id_;
-  std::vector<Link::Checkpoint> checkpoints;
+  auto& checkpoints = scratch.checkpoints;
+  checkpoints.clear();
   for (const auto& played : table.links) {
     played.link->scratch.clear();
     checkpoints.push_back(played.link->link.checkpoint(played.link->scratch));
@@ -857,7 +879,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     }
     last_payout_id_ = first_payout_id;
   };
-  std::vector<Decided> decided;
+  auto& decided = scratch.decided;
+  decided.clear();
   std::optional<LinkError> refused;
   const auto tray_pay = [&](std::size_t i, Decided award) {
     LinkState& link = *table.links[i].link;
@@ -966,7 +989,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
   // Payouts below the approval threshold are paid at once.
   const std::int64_t now = clock_.now_us();
-  std::vector<Payout> created;
+  auto& created = scratch.created;
+  created.clear();
   for (Decided& award : decided) {
     if (refused) break;
     LinkState& link = *table.links[award.link_index].link;
@@ -1016,7 +1040,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
     return seat * link_count + link;
   };
-  std::vector<const SeatOutcome*> outcome_at((table.settings.seats + 1) * link_count, nullptr);
+  auto& outcome_at = scratch.outcome_at;
+  outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
   std::size_t result_count = 0;
   for (std::size_t i = 0; i < link_count; ++i) {
     const auto& played = table.links[i];
@@ -1025,15 +1050,15 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       outcome_at[slot(outcome.seat, i)] = &outcome;
       ++result_count;
       const std::string& hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-      out.hands.push_back(
-          {round->key, outcome.seat, link_id, std::move(outcome.cards), outcome.keyed, hand});
+      out.hands.push_back({round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand});
     }
     for (const Transfer& transfer : played.link->scratch) {
       out.transfers.push_back({link_id, transfer});
     }
     played.link->scratch.clear();
   }
-  std::vector<std::size_t> position(outcome_at.size(), 0);  // Into answer.results.
+  auto& position = scratch.position;
+  position.assign(outcome_at.size(), 0);
   answer.results.reserve(result_count);
   for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
     for (std::size_t i = 0; i < link_count; ++i) {

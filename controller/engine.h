@@ -81,6 +81,7 @@ class Engine {
  private:
   struct LinkState;
   struct TableState;
+  struct SettleScratch;  // A settlement's working vectors, kept to reuse their capacity.
   using RoundState = RoundSnapshot;
 
   Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
@@ -106,6 +107,7 @@ class Engine {
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;
+  std::unique_ptr<SettleScratch> settle_scratch_;
 };
 
 }  // namespace jackpot

@@ -1,5 +1,7 @@
 #include "controller/engine_codec.h"
 
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 namespace jackpot {
@@ -75,12 +77,13 @@ void fields(A& a, VoidRoundAnswer& v) {
 
 class Writer {
  public:
-  // Room for a typical settlement's answer, so that encoding rarely reallocates.
-  Writer() {
-    bytes.reserve(512);
-    bytes.push_back(kVersion);
+  // Writes into one buffer per thread that only ever grows, so that encoding neither allocates
+  // nor clears memory on the way; take() copies the bytes out once.
+  Writer() : bytes_(buffer()) {
+    if (bytes_.size() < 512) bytes_.resize(512);
+    bytes_[0] = kVersion;
   }
-  std::string bytes;
+  std::string take() const { return std::string(bytes_.data(), size_); }
 
   template <typename... T>
   void operator()(T&... values) {
@@ -88,16 +91,24 @@ class Writer {
   }
 
  private:
-  void varint(std::uint64_t value) {
-    if (value < 0x80) {  // Most values: counts, seats, levels, flags.
-      bytes.push_back(static_cast<char>(value));
-      return;
-    }
+  // Every put() makes room first and then writes through a plain pointer: no per-byte checks.
+  static std::string& buffer() {
+    thread_local std::string bytes;
+    return bytes;
+  }
+  [[gnu::always_inline]] char* room(std::size_t count) {
+    if (bytes_.size() - size_ < count) bytes_.resize(std::max(2 * bytes_.size(), size_ + count));
+    return bytes_.data() + size_;
+  }
+  [[gnu::always_inline]] void varint(std::uint64_t value) {
+    char* out = room(10);  // A 64-bit varint takes at most ten bytes.
+    std::size_t n = 0;
     while (value >= 0x80) {
-      bytes.push_back(static_cast<char>((value & 0x7f) | 0x80));
+      out[n++] = static_cast<char>((value & 0x7f) | 0x80);
       value >>= 7;
     }
-    bytes.push_back(static_cast<char>(value));
+    out[n++] = static_cast<char>(value);
+    size_ += n;
   }
   void put(std::uint64_t value) { varint(value); }
   void put(std::uint32_t value) { varint(value); }
@@ -107,7 +118,8 @@ class Writer {
   void put(bool value) { varint(value ? 1 : 0); }
   void put(std::string& value) {
     varint(value.size());
-    bytes += value;
+    std::memcpy(room(value.size()), value.data(), value.size());
+    size_ += value.size();
   }
   void put(Money value) { put(value.micros()); }
   template <typename Tag, typename T>
@@ -130,6 +142,9 @@ class Writer {
   template <typename T>
   requires std::is_class_v<T>
   void put(T& message) { fields(*this, message); }
+
+  std::string& bytes_;
+  std::size_t size_ = 1;  // After the version byte.
 };
 
 class Reader {
@@ -230,11 +245,10 @@ class Reader {
 template <typename T>
 std::string encode_any(const T& value) {
   Writer writer;
-  writer.bytes.reserve(256);
   // The member lists take non-const references so that the reader can fill them; the writer
   // only reads, so no copy of the message is needed.
   fields(writer, const_cast<T&>(value));
-  return std::move(writer.bytes);
+  return writer.take();
 }
 
 }  // namespace

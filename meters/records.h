@@ -4,6 +4,7 @@
 // and their phases, wagers, evaluated hands, random draws, transfers with their link, payouts.
 // Here rather than in controller/ so that storage/ depends on meters/ only.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,11 +65,32 @@ struct WagerRecord {
   std::int64_t units = 0;
 };
 
+// A hand's cards as evaluated, e.g. "As Kd | 2c 3c 4c 5c 6c", held inline: no game deals a seat
+// more than seven cards (22 characters), so a settlement's hand records allocate nothing.
+class CardsText {
+ public:
+  static constexpr std::size_t kCapacity = 39;
+  // Appends `text`; false, and nothing appended, when it would not fit.
+  bool append(std::string_view text) {
+    if (text.size() > kCapacity - size_) return false;
+    text.copy(chars_.data() + size_, text.size());
+    size_ = static_cast<std::uint8_t>(size_ + text.size());
+    return true;
+  }
+  std::string_view view() const { return {chars_.data(), size_}; }
+  bool empty() const { return size_ == 0; }
+  friend bool operator==(const CardsText& a, const CardsText& b) { return a.view() == b.view(); }
+
+ private:
+  std::array<char, kCapacity> chars_{};
+  std::uint8_t size_ = 0;
+};
+
 struct HandRecord {
   std::uint64_t round_key = 0;
   std::uint32_t seat = 0;
   LinkId link;
-  std::string cards;  // As evaluated, e.g. "As Kd | 2c 3c 4c 5c 6c"; empty when keyed.
+  CardsText cards;  // Empty when keyed.
   bool dealer_keyed = false;
   std::string hand;  // The row's label, or empty.
 };

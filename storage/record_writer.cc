@@ -40,7 +40,7 @@ RoundPhase phase_of(CommandKind command) {
 
 // Array elements, as PostgreSQL's array input reads them inside a standard SQL string literal:
 // quotes and backslashes escaped for the array, single quotes doubled for the literal.
-void element(std::string& out, const std::string& value) {
+void element(std::string& out, std::string_view value) {
   // libpq sends the query as a C string: a NUL would cut it short.
   if (value.find('\0') != std::string::npos) {
     throw std::invalid_argument("a record holds a NUL character");
@@ -303,7 +303,7 @@ void BatchRows::add(const Records& records) {
   }
   for (const HandRecord& hand : records.hands) {
     hands_->add(static_cast<std::int64_t>(hand.round_key), static_cast<std::int64_t>(hand.seat),
-                hand.link.value(), hand.cards, hand.dealer_keyed, hand.hand);
+                hand.link.value(), hand.cards.view(), hand.dealer_keyed, hand.hand);
   }
   for (const DrawRecord& draw : records.draws) {
     std::optional<std::int64_t> point;
