@@ -352,10 +352,75 @@ TEST_F(RecordWriterTest, TheSchemaRefusesDuplicatesEditsAndDoublePayment) {
               tx.exec(
                   "INSERT INTO hands (round_key, seat, link_id, cards, dealer_keyed, hand) "
                   "SELECT round_key, 5, 'pg-link', 'As Kd', false, '' FROM rounds");
-            }).find("hands_wager_fkey"),
+            }).find("hands_wager_exists"),
             std::string::npos);
   pqxx::read_transaction tx(*connection_);
   EXPECT_EQ(tx.exec1("SELECT count(*) FROM wagers")[0].as<int>(), 1);
+}
+
+// Every reference of the busiest tables is checked once per statement by a trigger instead of a
+// foreign key (migration 0008): each orphan is refused with foreign_key_violation, naming the
+// check, whether it comes alone or among valid rows, and nothing of its statement is kept.
+TEST_F(RecordWriterTest, EveryReferenceIsCheckedOncePerStatement) {
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T1"), RoundId(1)}, r);
+  }));
+  LockWagersRequest lock{TableId("T1"), RoundId(1), {{1, LinkId("pg-link"), 500}}};
+  ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.lock_wagers(lock, r); }));
+  const auto count = [&](const std::string& table) {
+    pqxx::read_transaction tx(*connection_);
+    return tx.exec1("SELECT count(*) FROM " + table)[0].as<std::int64_t>();
+  };
+  struct Orphan {
+    std::string table;
+    std::string check;
+    std::string insert;  // A valid row first where one can be made, then the orphan.
+  };
+  const std::string transfer_columns =
+      "INSERT INTO transfers (link_id, transfer_id, debit_kind, debit_level, credit_kind, "
+      "credit_level, amount_micros, kind, corrects) VALUES ";
+  const std::vector<Orphan> orphans = {
+      {"round_events", "round_events_round_exists",
+       "INSERT INTO round_events (round_key, phase, at, request, answer) "
+       "SELECT round_key, 'settled', now(), ''::bytea, ''::bytea FROM rounds UNION ALL "
+       "SELECT 987654, 'open', now(), ''::bytea, ''::bytea"},
+      {"wagers", "wagers_round_and_link_exist",
+       "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
+       "SELECT round_key, 2, 'pg-link', 5000000, 1 FROM rounds UNION ALL "
+       "SELECT 987654, 1, 'pg-link', 5000000, 1"},
+      {"wagers", "wagers_round_and_link_exist",
+       "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
+       "SELECT round_key, 3, 'no-such-link', 5000000, 1 FROM rounds"},
+      {"hands", "hands_wager_exists",
+       "INSERT INTO hands (round_key, seat, link_id, cards, dealer_keyed, hand) "
+       "SELECT round_key, 1, 'pg-link', 'As Kd', false, '' FROM rounds UNION ALL "
+       "SELECT round_key, 6, 'pg-link', 'Qs Jd', false, '' FROM rounds"},
+      {"transfers", "transfers_link_and_corrected_exist",
+       transfer_columns + "('no-such-link', 1, 'wagers', 0, 'meter', 1, 10, 'contribution', NULL)"},
+      {"transfers", "transfers_link_and_corrected_exist",
+       transfer_columns +
+           "('pg-link', 900001, 'wagers', 0, 'meter', 1, 10, 'contribution', NULL), "
+           "('pg-link', 900002, 'meter', 1, 'wagers', 0, 10, 'contribution_reversal', 900999)"},
+  };
+  for (const Orphan& orphan : orphans) {
+    const std::int64_t before = count(orphan.table);
+    try {
+      pqxx::work tx(*connection_);
+      tx.exec(orphan.insert);
+      tx.commit();
+      ADD_FAILURE() << orphan.table << ": accepted " << orphan.insert;
+    } catch (const pqxx::sql_error& error) {
+      EXPECT_EQ(error.sqlstate(), "23503") << error.what();
+      EXPECT_NE(std::string(error.what()).find(orphan.check), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(count(orphan.table), before) << orphan.table;
+  }
+  // A correction of a transfer written by the same statement is not an orphan.
+  pqxx::work tx(*connection_);
+  EXPECT_NO_THROW(
+      tx.exec(transfer_columns +
+              "('pg-link', 900001, 'wagers', 0, 'meter', 1, 10, 'contribution', NULL), "
+              "('pg-link', 900002, 'meter', 1, 'wagers', 0, 10, 'contribution_reversal', 900001)"));
 }
 
 // Text goes into the batch's SQL as array elements inside string literals: quotes, backslashes,
