@@ -12,7 +12,8 @@
 -- triggers check (COPY included). A violation fails the statement with SQLSTATE 23503
 -- (foreign_key_violation), as a foreign key would, naming the check.
 --
--- Each check is an anti-join that probes the parent's primary key once per new row. PL/pgSQL
+-- Each check is an anti-join that probes the parent's primary key once per distinct key of the
+-- statement's rows (a round's six wagers name one round and one link). PL/pgSQL
 -- plans it once per session and keeps the plan, so the functions rule out the plans that scan a
 -- whole parent table (chosen while the tables are small, they would be kept as the tables grow).
 --
@@ -31,12 +32,12 @@ CREATE FUNCTION jackpot_round_events_refer() RETURNS trigger LANGUAGE plpgsql
 DECLARE
   orphan record;
 BEGIN
-  SELECT n.round_key, n.phase INTO orphan FROM new_round_events n
-  WHERE NOT EXISTS (SELECT FROM rounds r WHERE r.round_key = n.round_key)
+  SELECT k.round_key INTO orphan FROM (SELECT DISTINCT round_key FROM new_round_events) k
+  WHERE NOT EXISTS (SELECT FROM rounds r WHERE r.round_key = k.round_key)
   LIMIT 1;
   IF FOUND THEN
-    RAISE EXCEPTION 'round_events_round_exists: round event % of round_key % has no round',
-                    orphan.phase, orphan.round_key
+    RAISE EXCEPTION 'round_events_round_exists: an event of round_key % has no round',
+                    orphan.round_key
       USING ERRCODE = 'foreign_key_violation', TABLE = 'round_events',
             CONSTRAINT = 'round_events_round_exists';
   END IF;
@@ -53,17 +54,19 @@ CREATE FUNCTION jackpot_wagers_refer() RETURNS trigger LANGUAGE plpgsql
 DECLARE
   orphan record;
 BEGIN
-  SELECT n.round_key, n.seat, n.link_id INTO orphan FROM new_wagers n
-  WHERE NOT EXISTS (SELECT FROM rounds r WHERE r.round_key = n.round_key)
+  SELECT 'round_key ' || k.round_key AS parent INTO orphan
+  FROM (SELECT DISTINCT round_key FROM new_wagers) k
+  WHERE NOT EXISTS (SELECT FROM rounds r WHERE r.round_key = k.round_key)
   LIMIT 1;
   IF NOT FOUND THEN
-    SELECT n.round_key, n.seat, n.link_id INTO orphan FROM new_wagers n
-    WHERE NOT EXISTS (SELECT FROM links l WHERE l.link_id = n.link_id)
+    SELECT 'link ' || k.link_id AS parent INTO orphan
+    FROM (SELECT DISTINCT link_id FROM new_wagers) k
+    WHERE NOT EXISTS (SELECT FROM links l WHERE l.link_id = k.link_id)
     LIMIT 1;
   END IF;
   IF FOUND THEN
-    RAISE EXCEPTION 'wagers_round_and_link_exist: the wager of seat % on link % in round_key % '
-                    'has no round or no link', orphan.seat, orphan.link_id, orphan.round_key
+    RAISE EXCEPTION 'wagers_round_and_link_exist: a wager refers to %, which does not exist',
+                    orphan.parent
       USING ERRCODE = 'foreign_key_violation', TABLE = 'wagers',
             CONSTRAINT = 'wagers_round_and_link_exist';
   END IF;
@@ -105,20 +108,21 @@ CREATE FUNCTION jackpot_transfers_refer() RETURNS trigger LANGUAGE plpgsql
 DECLARE
   orphan record;
 BEGIN
-  SELECT n.link_id, n.transfer_id, n.corrects INTO orphan FROM new_transfers n
-  WHERE NOT EXISTS (SELECT FROM links l WHERE l.link_id = n.link_id)
+  SELECT 'link ' || k.link_id AS parent INTO orphan
+  FROM (SELECT DISTINCT link_id FROM new_transfers) k
+  WHERE NOT EXISTS (SELECT FROM links l WHERE l.link_id = k.link_id)
   LIMIT 1;
   IF NOT FOUND THEN
-    SELECT n.link_id, n.transfer_id, n.corrects INTO orphan FROM new_transfers n
+    SELECT format('transfer %s of link %s', n.corrects, n.link_id) AS parent INTO orphan
+    FROM new_transfers n
     WHERE n.corrects IS NOT NULL
       AND NOT EXISTS (SELECT FROM transfers t
                       WHERE t.link_id = n.link_id AND t.transfer_id = n.corrects)
     LIMIT 1;
   END IF;
   IF FOUND THEN
-    RAISE EXCEPTION 'transfers_link_and_corrected_exist: transfer % of link % has no link, or '
-                    'corrects transfer % which does not exist', orphan.transfer_id,
-                    orphan.link_id, orphan.corrects
+    RAISE EXCEPTION 'transfers_link_and_corrected_exist: a transfer refers to %, which does '
+                    'not exist', orphan.parent
       USING ERRCODE = 'foreign_key_violation', TABLE = 'transfers',
             CONSTRAINT = 'transfers_link_and_corrected_exist';
   END IF;
