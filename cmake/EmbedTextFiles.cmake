@@ -54,6 +54,11 @@ function(jackpotd_embed_text_files out_var)
   file(GLOB inputs CONFIGURE_DEPENDS "${ARG_DIR}/${ARG_PATTERN}")
   string(REGEX REPLACE "[^A-Za-z0-9]+" "_" stem "${ARG_FUNCTION}")
   set(output "${CMAKE_CURRENT_BINARY_DIR}/${stem}.cc")
+  # The list of inputs as a file that changes only when the list does: a file added, removed or
+  # renamed (which may keep an old modification time) makes the step run again.
+  set(list_file "${CMAKE_CURRENT_BINARY_DIR}/${stem}.inputs")
+  string(REPLACE ";" "\n" listed "${inputs}")
+  file(CONFIGURE OUTPUT "${list_file}" CONTENT "${listed}\n" @ONLY)
   set(name_regex_arg)
   if(ARG_NAME_REGEX)
     set(name_regex_arg "-DNAME_REGEX=${ARG_NAME_REGEX}")
@@ -63,7 +68,7 @@ function(jackpotd_embed_text_files out_var)
     COMMAND "${CMAKE_COMMAND}" "-DOUTPUT=${output}" "-DINPUT_DIR=${ARG_DIR}"
             "-DPATTERN=${ARG_PATTERN}" "-DFUNCTION=${ARG_FUNCTION}" ${name_regex_arg}
             -P "${PROJECT_SOURCE_DIR}/cmake/EmbedTextFiles.cmake"
-    DEPENDS ${inputs} "${PROJECT_SOURCE_DIR}/cmake/EmbedTextFiles.cmake"
+    DEPENDS ${inputs} "${list_file}" "${PROJECT_SOURCE_DIR}/cmake/EmbedTextFiles.cmake"
     COMMENT "Embedding ${ARG_DIR}/${ARG_PATTERN}"
     VERBATIM)
   set(${out_var} "${output}" PARENT_SCOPE)
