@@ -183,7 +183,7 @@ class BatchRows::Table {
 };
 
 BatchRows::BatchRows() {
-  // In an order that satisfies every foreign key.
+  // Parents before children: every reference (foreign key or statement check) is satisfied.
   rounds_ =
       add_table("rounds", {{"round_key", "bigint"}, {"table_id", "text"}, {"round_id", "bigint"}});
   round_events_ = add_table("round_events", {{"round_key", "bigint"},

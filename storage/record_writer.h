@@ -21,7 +21,7 @@ struct LinkRow {
 void write_links(pqxx::work& tx, const std::vector<LinkRow>& links);
 
 // The SQL that writes a batch of commands' records: one INSERT per table, rows in command
-// order, tables in an order that satisfies every foreign key, no transaction of its own. Built
+// order, parent tables before their children, no transaction of its own. Built
 // command by command (add), so that a batch can be rendered while the one before it commits.
 // Strings are written as standard SQL literals: the session must have
 // standard_conforming_strings on (storage::connect sets it).

@@ -423,6 +423,51 @@ TEST_F(RecordWriterTest, EveryReferenceIsCheckedOncePerStatement) {
               "('pg-link', 900002, 'meter', 1, 'wagers', 0, 10, 'contribution_reversal', 900001)"));
 }
 
+// The reference checks probe their parents' keys, never scanning a whole parent (a scan would grow
+// with the journal), and find their parents in public: a session's temporary table of the same
+// name hides nothing from them (migration 0009).
+TEST_F(RecordWriterTest, ReferenceChecksProbeKeysAndIgnoreTemporaryTables) {
+  const auto parent_scans = [&] {
+    pqxx::nontransaction(*connection_).exec("SELECT pg_stat_force_next_flush()");
+    pqxx::read_transaction tx(*connection_);
+    return tx
+        .exec1(
+            "SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables "
+            "WHERE relname IN ('rounds', 'links', 'wagers', 'transfers')")[0]
+        .as<std::int64_t>();
+  };
+  const std::int64_t before = parent_scans();
+  play_rounds(30, /*settle_payouts=*/false);
+  EXPECT_EQ(parent_scans(), before) << "whole-table scans of a parent while writing rounds";
+
+  const std::vector<std::pair<std::string, std::string>> shadows = {
+      {"CREATE TEMP TABLE rounds (round_key bigint); INSERT INTO rounds VALUES (987654)",
+       "INSERT INTO round_events (round_key, phase, at, request, answer) "
+       "VALUES (987654, 'open', now(), ''::bytea, ''::bytea)"},
+      {"CREATE TEMP TABLE links (link_id text); INSERT INTO links VALUES ('ghost')",
+       "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
+       "SELECT round_key, 1, 'ghost', 5000000, 1 FROM public.rounds LIMIT 1"},
+      {"CREATE TEMP TABLE wagers (round_key bigint, seat integer, link_id text); "
+       "INSERT INTO wagers SELECT round_key, 20, 'pg-link' FROM public.rounds",
+       "INSERT INTO public.hands (round_key, seat, link_id, cards, dealer_keyed, hand) "
+       "SELECT round_key, 20, 'pg-link', 'As Kd', false, '' FROM public.rounds LIMIT 1"},
+      {"CREATE TEMP TABLE links (link_id text); INSERT INTO links VALUES ('ghost')",
+       "INSERT INTO public.transfers (link_id, transfer_id, debit_kind, debit_level, credit_kind, "
+       "credit_level, amount_micros, kind) "
+       "VALUES ('ghost', 1, 'wagers', 0, 'meter', 1, 10, 'contribution')"},
+  };
+  for (const auto& [temporary, orphan] : shadows) {
+    try {
+      pqxx::work tx(*connection_);  // Rolled back: the temporary table goes with it.
+      tx.exec(temporary);
+      tx.exec(orphan);
+      ADD_FAILURE() << "accepted behind a temporary table: " << orphan;
+    } catch (const pqxx::sql_error& error) {
+      EXPECT_EQ(error.sqlstate(), "23503") << error.what();
+    }
+  }
+}
+
 // Text goes into the batch's SQL as array elements inside string literals: quotes, backslashes,
 // braces, commas and non-ASCII characters come back exactly as written, and a NUL (which would
 // cut libpq's query string) is refused before anything is sent.
