@@ -1,8 +1,10 @@
 #include "storage/record_writer.h"
 
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
@@ -19,9 +21,6 @@ std::optional<std::int64_t> positive_or_null(std::uint64_t value) {
 }
 
 std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_hex(bytes); }
-std::string bytea_hex(const std::string& bytes) {
-  return bytea_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
-}
 
 // The phase a round command leaves its round in.
 RoundPhase phase_of(CommandKind command) {
@@ -39,24 +38,44 @@ RoundPhase phase_of(CommandKind command) {
 }
 
 // Array elements, as PostgreSQL's array input reads them inside a standard SQL string literal:
-// quotes and backslashes escaped for the array, single quotes doubled for the literal.
+// quotes and backslashes escaped for the array, single quotes doubled for the literal. Runs of
+// ordinary characters are appended whole.
 void element(std::string& out, std::string_view value) {
-  // libpq sends the query as a C string: a NUL would cut it short.
-  if (value.find('\0') != std::string::npos) {
-    throw std::invalid_argument("a record holds a NUL character");
-  }
   out += '"';
-  for (const char c : value) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\'') out += '\'';
-    out += c;
+  std::size_t run = 0;  // Where the run of characters not yet appended starts.
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (c != '"' && c != '\\' && c != '\'' && c != '\0') continue;
+    // libpq sends the query as a C string: a NUL would cut it short.
+    if (c == '\0') throw std::invalid_argument("a record holds a NUL character");
+    out.append(value.data() + run, i - run);
+    out += c == '\'' ? '\'' : '\\';
+    run = i;  // The character itself starts the next run.
   }
+  out.append(value.data() + run, value.size() - run);
   out += '"';
+}
+// Bytes for a bytea column, written as its hex text ("\x0a1b") straight into the array.
+struct Bytea {
+  std::string_view bytes;
+};
+void element(std::string& out, Bytea value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\"\\\\x";  // The array's quote, then \x with its backslash escaped for the array.
+  const std::size_t start = out.size();
+  out.resize(start + 2 * value.bytes.size() + 1);
+  char* hex = out.data() + start;
+  for (const char c : value.bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    *hex++ = kHex[byte >> 4];
+    *hex++ = kHex[byte & 0x0f];
+  }
+  *hex = '"';
 }
 void element(std::string& out, std::int64_t value) {
   char digits[24];
-  const int written = std::snprintf(digits, sizeof digits, "%lld", static_cast<long long>(value));
-  out.append(digits, static_cast<std::size_t>(written));
+  const auto written = std::to_chars(std::begin(digits), std::end(digits), value);
+  out.append(digits, static_cast<std::size_t>(written.ptr - digits));
 }
 void element(std::string& out, bool value) { out += value ? 't' : 'f'; }
 template <typename T>
@@ -292,7 +311,7 @@ void BatchRows::add(const Records& records) {
       rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
     }
     round_events_->add(key, std::string(to_string(round.phase)), timestamp_text(round.time_us),
-                       round.reason, bytea_hex(first->request), bytea_hex(first->answer));
+                       round.reason, Bytea{first->request}, Bytea{first->answer});
   }
   if (answered != records.answers.size()) {
     throw std::logic_error("a command's answer without its round event");
