@@ -379,6 +379,14 @@ TEST_F(RecordWriterTest, EveryReferenceIsCheckedOncePerStatement) {
   const std::string transfer_columns =
       "INSERT INTO transfers (link_id, transfer_id, debit_kind, debit_level, credit_kind, "
       "credit_level, amount_micros, kind, corrects) VALUES ";
+  // A payout of 5.00 on seat 1, then its table, round, link and award transfer.
+  const std::string payout_columns =
+      "INSERT INTO payouts (payout_id, seat, kind, level, hand, amount_micros, "
+      "approvals_required, created_at, table_id, round_id, link_id, award_transfer_id) "
+      "SELECT 987654, 1, 'fixed', 0, 'Flush', 5000000, 0, now(), ";
+  const std::string draw_columns =
+      "INSERT INTO draws (draw_id, level, kind, inputs, outcome, drawn_at, round_key, link_id) "
+      "SELECT d, 0, 'dynamic_count', '', '', now(), r, l FROM (VALUES ";
   const std::vector<Orphan> orphans = {
       {"round_events", "round_events_round_exists",
        "INSERT INTO round_events (round_key, phase, at, request, answer) "
@@ -401,6 +409,21 @@ TEST_F(RecordWriterTest, EveryReferenceIsCheckedOncePerStatement) {
        transfer_columns +
            "('pg-link', 900001, 'wagers', 0, 'meter', 1, 10, 'contribution', NULL), "
            "('pg-link', 900002, 'meter', 1, 'wagers', 0, 10, 'contribution_reversal', 900999)"},
+      {"payouts", "payouts_references_exist", payout_columns + "'T1', 1, 'no-such-link', 1"},
+      {"payouts", "payouts_references_exist", payout_columns + "'T9', 99, 'pg-link', 1"},
+      {"payouts", "payouts_references_exist", payout_columns + "'T1', 1, 'pg-link', 999999"},
+      {"payout_events", "payout_events_payout_exists",
+       "INSERT INTO payout_events (payout_id, seq, state) VALUES (987654, 1, 'pending')"},
+      {"draws", "draws_references_exist",
+       draw_columns +
+           "(987001, NULL::bigint, 'no-such-link'), (987002, NULL, 'pg-link')) v(d, r, l)"},
+      {"draws", "draws_references_exist", draw_columns + "(987003, 987654, 'pg-link')) v(d, r, l)"},
+      {"dynamic_pays", "dynamic_pays_references_exist",
+       "INSERT INTO dynamic_pays (round_key, link_id, row_index, option) "
+       "SELECT round_key, 'pg-link', 0, 1 FROM rounds UNION ALL SELECT 987654, 'pg-link', 1, 1"},
+      {"dynamic_pays", "dynamic_pays_references_exist",
+       "INSERT INTO dynamic_pays (round_key, link_id, row_index, option) "
+       "SELECT round_key, 'no-such-link', 0, 1 FROM rounds"},
   };
   for (const Orphan& orphan : orphans) {
     const std::int64_t before = count(orphan.table);
@@ -433,7 +456,7 @@ TEST_F(RecordWriterTest, ReferenceChecksProbeKeysAndIgnoreTemporaryTables) {
     return tx
         .exec1(
             "SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables "
-            "WHERE relname IN ('rounds', 'links', 'wagers', 'transfers')")[0]
+            "WHERE relname IN ('rounds', 'links', 'wagers', 'transfers', 'payouts')")[0]
         .as<std::int64_t>();
   };
   const std::int64_t before = parent_scans();
