@@ -517,8 +517,12 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
 
   // Validate every wager before anything changes.
   std::vector<std::vector<RoundState::SeatWager>> wagers(table.links.size());
-  std::vector<std::int64_t> units_per_link(table.links.size(), 0);
-  std::vector<std::uint32_t> seats_seen(table.links.size(), 0);  // One bit per seat.
+  for (auto& link_wagers : wagers) link_wagers.reserve(request.wagers.size());
+  LockScratch& scratch = lock_scratch_;
+  auto& units_per_link = scratch.units_per_link;
+  units_per_link.assign(table.links.size(), 0);
+  auto& seats_seen = scratch.seats_seen;  // One bit per seat.
+  seats_seen.assign(table.links.size(), 0);
   for (const WagerRequest& wager : request.wagers) {
     const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
     if (wager.seat < 1 || wager.seat > table.settings.seats) {
@@ -564,8 +568,10 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   }
 
   // Contributions on every link, all or nothing.
-  std::vector<Link::Checkpoint> checkpoints;
-  std::vector<ContributionResult> results(table.links.size());
+  auto& checkpoints = scratch.checkpoints;
+  checkpoints.clear();
+  auto& results = scratch.results;
+  results.assign(table.links.size(), {});
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     LinkState& link = *table.links[i].link;
     link.scratch.clear();
@@ -595,6 +601,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
       out.wagers.push_back({round->key, wager.seat, link_id,
                             *link.settings.meters.base_wager.times(wager.units), wager.units});
     }
+    round->contributions[i].reserve(link.scratch.size());
     for (const Transfer& transfer : link.scratch) {
       out.transfers.push_back({link_id, transfer});
       if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {

@@ -82,6 +82,13 @@ class Engine {
   struct LinkState;
   struct TableState;
   struct SettleScratch;  // A settlement's working vectors, kept to reuse their capacity.
+  // A lock's working vectors, kept likewise.
+  struct LockScratch {
+    std::vector<std::int64_t> units_per_link;
+    std::vector<std::uint32_t> seats_seen;
+    std::vector<Link::Checkpoint> checkpoints;
+    std::vector<ContributionResult> results;
+  };
   using RoundState = RoundSnapshot;
 
   Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
@@ -108,6 +115,7 @@ class Engine {
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;
   std::unique_ptr<SettleScratch> settle_scratch_;
+  LockScratch lock_scratch_;
 };
 
 }  // namespace jackpot
