@@ -491,6 +491,47 @@ TEST_F(RecordWriterTest, ReferenceChecksProbeKeysAndIgnoreTemporaryTables) {
   }
 }
 
+// journal_orphans (migration 0011) re-checks every reference that triggers enforce: empty after
+// real rounds, and it names each orphan written while a superuser bypassed the triggers.
+TEST_F(RecordWriterTest, JournalOrphansFindsRowsWrittenPastTheChecks) {
+  play_rounds(10, /*settle_payouts=*/true);
+  {
+    pqxx::read_transaction tx(*connection_);
+    EXPECT_EQ(tx.exec1("SELECT count(*) FROM journal_orphans")[0].as<int>(), 0);
+  }
+  pqxx::work tx(*connection_);  // Never committed.
+  tx.exec("SET LOCAL session_replication_role = replica");
+  tx.exec(
+      "INSERT INTO round_events (round_key, phase, at, request, answer) "
+      "VALUES (987654, 'open', now(), ''::bytea, ''::bytea);"
+      "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
+      "VALUES (987654, 1, 'ghost', 5000000, 1);"
+      "INSERT INTO hands (round_key, seat, link_id, cards, dealer_keyed, hand) "
+      "VALUES (987654, 1, 'pg-link', 'As Kd', false, '');"
+      "INSERT INTO transfers (link_id, transfer_id, debit_kind, debit_level, credit_kind, "
+      "credit_level, amount_micros, kind, corrects) VALUES "
+      "('ghost', 1, 'wagers', 0, 'meter', 1, 10, 'contribution', NULL), "
+      "('pg-link', 900002, 'meter', 1, 'wagers', 0, 10, 'contribution_reversal', 900999);"
+      "INSERT INTO payouts (payout_id, table_id, round_id, seat, link_id, kind, level, hand, "
+      "amount_micros, approvals_required, award_transfer_id, created_at) "
+      "VALUES (987654, 'T9', 99, 1, 'ghost', 'fixed', 0, 'Flush', 5000000, 0, 999999, now());"
+      "INSERT INTO payout_events (payout_id, seq, state) VALUES (987655, 1, 'pending');"
+      "INSERT INTO draws (draw_id, round_key, link_id, level, kind, inputs, outcome, drawn_at) "
+      "VALUES (987001, 987654, 'ghost', 0, 'dynamic_count', '', '', now());"
+      "INSERT INTO dynamic_pays (round_key, link_id, row_index, option) "
+      "VALUES (987654, 'ghost', 0, 1);");
+  std::string found;
+  for (const auto& row : tx.exec("SELECT DISTINCT reference FROM journal_orphans ORDER BY 1")) {
+    found += row[0].as<std::string>() + "; ";
+  }
+  EXPECT_EQ(found,
+            "draws -> links; draws -> rounds; dynamic_pays -> links; dynamic_pays -> rounds; "
+            "hands -> wagers; payout_events -> payouts; payouts -> award transfer; "
+            "payouts -> links; payouts -> rounds; round_events -> rounds; "
+            "transfers -> corrected transfer; transfers -> links; wagers -> links; "
+            "wagers -> rounds; ");
+}
+
 // Text goes into the batch's SQL as array elements inside string literals: quotes, backslashes,
 // braces, commas and non-ASCII characters come back exactly as written, and a NUL (which would
 // cut libpq's query string) is refused before anything is sent.
