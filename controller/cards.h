@@ -40,7 +40,7 @@ Result<Card, CardError> parse_card(std::string_view text);
 std::string to_string(Card card);
 constexpr char suit_letter(Suit suit) { return "shdc"[static_cast<std::size_t>(suit) & 3]; }
 // A card's rank as printed: 2-9, T, J, Q, K, A.
-constexpr char rank_letter(Card card) { return "23456789TJQKA??"[card.rank & 15]; }
+constexpr char rank_letter(Card card) { return "23456789TJQKA???"[card.rank & 15]; }
 
 // Parses a list of cards, refusing malformed cards and duplicates; `what` names the list in
 // messages ("pocket cards of seat 3").

@@ -92,24 +92,27 @@ std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denomin
 }
 
 // "As Kd | 2c 3c 4c 5c 6c": the seat's own cards, then the community cards it played with.
+// check_cards() holds every seat to its rule's counts, seven cards at most: 22 characters.
 CardsText cards_text(std::span<const Card> pocket, std::span<const Card> community) {
-  std::array<char, 3 * 12 + 2> text;  // Two more cards than any game deals a seat, and " |".
+  static_assert(3 * 7 + 1 <= CardsText::kCapacity, "seven cards and the bar fit a hand record");
+  const std::size_t length = (pocket.empty() ? 0 : 3 * pocket.size() - 1) +
+                             (community.empty() ? 0 : 2 + 3 * community.size());
+  JACKPOT_INVARIANT(length <= CardsText::kCapacity, "a seat's cards fit its hand record");
+  std::array<char, CardsText::kCapacity> text;
   std::size_t size = 0;
   const auto add = [&](Card card) {
-    if (size + 3 > text.size()) return;
     if (size > 0) text[size++] = ' ';
     text[size++] = rank_letter(card);
     text[size++] = suit_letter(static_cast<Suit>(card.suit));
   };
   for (const Card card : pocket) add(card);
-  if (!community.empty() && size + 2 <= text.size()) {
+  if (!community.empty()) {
     text[size++] = ' ';
     text[size++] = '|';
   }
   for (const Card card : community) add(card);
   CardsText cards;
-  const bool fits = cards.append({text.data(), size});
-  JACKPOT_INVARIANT(fits && size + 3 <= text.size(), "a seat's cards fit its hand record");
+  cards.append({text.data(), size});
   return cards;
 }
 
@@ -517,7 +520,9 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
 
   // Validate every wager before anything changes.
   std::vector<std::vector<RoundState::SeatWager>> wagers(table.links.size());
-  for (auto& link_wagers : wagers) link_wagers.reserve(request.wagers.size());
+  for (auto& link_wagers : wagers) {
+    link_wagers.reserve(std::min<std::size_t>(request.wagers.size(), table.settings.seats));
+  }
   LockScratch& scratch = lock_scratch_;
   auto& units_per_link = scratch.units_per_link;
   units_per_link.assign(table.links.size(), 0);

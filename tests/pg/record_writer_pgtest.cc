@@ -478,6 +478,19 @@ TEST_F(RecordWriterTest, ReferenceChecksProbeKeysAndIgnoreTemporaryTables) {
        "INSERT INTO public.transfers (link_id, transfer_id, debit_kind, debit_level, credit_kind, "
        "credit_level, amount_micros, kind) "
        "VALUES ('ghost', 1, 'wagers', 0, 'meter', 1, 10, 'contribution')"},
+      {"CREATE TEMP TABLE rounds (table_id text, round_id bigint); "
+       "INSERT INTO rounds VALUES ('T9', 99)",
+       "INSERT INTO public.payouts (payout_id, table_id, round_id, seat, link_id, kind, level, "
+       "hand, amount_micros, approvals_required, award_transfer_id, created_at) "
+       "VALUES (987654, 'T9', 99, 1, 'pg-link', 'fixed', 0, 'Flush', 5000000, 0, 1, now())"},
+      {"CREATE TEMP TABLE payouts (payout_id bigint); INSERT INTO payouts VALUES (987654)",
+       "INSERT INTO public.payout_events (payout_id, seq, state) VALUES (987654, 1, 'pending')"},
+      {"CREATE TEMP TABLE rounds (round_key bigint); INSERT INTO rounds VALUES (987654)",
+       "INSERT INTO public.draws (draw_id, round_key, link_id, level, kind, inputs, outcome, "
+       "drawn_at) VALUES (987001, 987654, 'pg-link', 0, 'dynamic_count', '', '', now())"},
+      {"CREATE TEMP TABLE rounds (round_key bigint); INSERT INTO rounds VALUES (987654)",
+       "INSERT INTO public.dynamic_pays (round_key, link_id, row_index, option) "
+       "VALUES (987654, 'pg-link', 0, 1)"},
   };
   for (const auto& [temporary, orphan] : shadows) {
     try {

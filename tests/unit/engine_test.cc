@@ -1820,5 +1820,53 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   EXPECT_EQ(h.balance("APP", AccountKind::awards_payable), Money());
 }
 
+// ---- Hand records ---------------------------------------------------------------------------
+
+// Each hand record keeps the cards as evaluated on its link: the seat's own cards, a bar, then
+// the community cards that link plays (the board, its flop, or the link's own cards); a game
+// with no community cards has no bar.
+TEST(EngineHandRecords, KeepTheCardsEachLinkEvaluated) {
+  EngineConfig config;
+  config.links.push_back(royal_link("HUH"));
+  config.links.push_back(royal_link("FIVE"));
+  config.links.push_back(royal_link("HCF"));
+  config.tables.push_back(table_settings(
+      "T", GameRule::heads_up_holdem, 6,
+      {plays("HUH", "PT-BJS-HUH-5CP-10"), plays("FIVE", "PT-BJS-5CL-01", CommunitySource::flop)}));
+  config.tables.push_back(
+      table_settings("MS", GameRule::mississippi_stud, 6,
+                     {plays("FIVE", "PT-BJS-5CL-01", CommunitySource::link_cards)}));
+  config.tables.push_back(
+      table_settings("H", GameRule::high_card_flush, 6,
+                     {plays("HCF", "HCF-PROG-PAYTABLE-1", CommunitySource::none)}));
+  Harness h(config);
+  const auto hand_text = [&](std::uint32_t seat, const std::string& link) {
+    for (const HandRecord& hand : h.records().hands) {
+      if (hand.seat == seat && hand.link == LinkId(link)) return std::string(hand.cards.view());
+    }
+    return std::string("<no hand record>");
+  };
+
+  h.open("T", 1);
+  h.lock(lock_request("T", 1, {wager(1, "HUH", 100), wager(1, "FIVE", 100), wager(2, "HUH", 100)}));
+  h.settle(settle_request("T", 1, {cards(1, {"As", "Kd"}), cards(2, {"7h", "7c"})},
+                          {"2c", "3c", "4c", "5c", "6d"}));
+  EXPECT_EQ(hand_text(1, "HUH"), "As Kd | 2c 3c 4c 5c 6d");
+  EXPECT_EQ(hand_text(1, "FIVE"), "As Kd | 2c 3c 4c");
+  EXPECT_EQ(hand_text(2, "HUH"), "7h 7c | 2c 3c 4c 5c 6d");
+  EXPECT_EQ(h.records().hands.size(), 3U);
+
+  h.open("MS", 1);
+  h.lock(lock_request("MS", 1, {wager(4, "FIVE", 100)}));
+  h.settle(
+      settle_request("MS", 1, {cards(4, {"Qs", "Qd"})}, {"9h", "9s", "2d"}, {"Jc", "Th", "3s"}));
+  EXPECT_EQ(hand_text(4, "FIVE"), "Qs Qd | Jc Th 3s");
+
+  h.open("H", 1);
+  h.lock(lock_request("H", 1, {wager(6, "HCF", 100)}));
+  h.settle(settle_request("H", 1, {cards(6, {"2s", "4s", "6s", "8s", "Ts", "Qs", "Kd"})}, {}));
+  EXPECT_EQ(hand_text(6, "HCF"), "2s 4s 6s 8s Ts Qs Kd");
+}
+
 }  // namespace
 }  // namespace jackpot
