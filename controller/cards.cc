@@ -6,9 +6,6 @@
 namespace jackpot {
 namespace {
 
-constexpr std::string_view kRanks = "23456789TJQKA";
-constexpr std::string_view kSuits = "shdc";
-
 // Rank and suit by character, either case; -1 for anything else. Parsing is on the path of
 // every settlement.
 struct CardLetters {
@@ -17,15 +14,15 @@ struct CardLetters {
   constexpr CardLetters() {
     rank.fill(-1);
     suit.fill(-1);
-    for (std::size_t i = 0; i < kRanks.size(); ++i) {
-      const char c = kRanks[i];
+    for (std::size_t i = 0; i < kRankLetters.size(); ++i) {
+      const char c = kRankLetters[i];
       rank[static_cast<unsigned char>(c)] = static_cast<std::int8_t>(i);
       if (c >= 'A' && c <= 'Z')
         rank[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
     }
-    for (std::size_t i = 0; i < kSuits.size(); ++i) {
-      suit[static_cast<unsigned char>(kSuits[i])] = static_cast<std::int8_t>(i);
-      suit[static_cast<unsigned char>(kSuits[i] - 'a' + 'A')] = static_cast<std::int8_t>(i);
+    for (std::size_t i = 0; i < kSuitLetters.size(); ++i) {
+      suit[static_cast<unsigned char>(kSuitLetters[i])] = static_cast<std::int8_t>(i);
+      suit[static_cast<unsigned char>(kSuitLetters[i] - 'a' + 'A')] = static_cast<std::int8_t>(i);
     }
   }
 };
@@ -57,7 +54,9 @@ Result<Card, CardError> parse_card(std::string_view text) {
   return card;
 }
 
-std::string to_string(Card card) { return {kRanks[card.rank], kSuits[card.suit]}; }
+std::string to_string(Card card) {
+  return {rank_letter(card), suit_letter(static_cast<Suit>(card.suit))};
+}
 
 Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
                                                  std::string_view what) {

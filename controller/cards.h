@@ -36,11 +36,17 @@ struct CardError {
 // Parses "As", "td", "10h", "KC": rank 2-9, T or 10, J, Q, K, A and suit s, h, d, c, in any case.
 Result<Card, CardError> parse_card(std::string_view text);
 
+// Ranks 0..12 and suits 0..3 as printed.
+inline constexpr std::string_view kRankLetters = "23456789TJQKA";
+inline constexpr std::string_view kSuitLetters = "shdc";
+
 // "As", "Td": upper-case rank, lower-case suit.
 std::string to_string(Card card);
-constexpr char suit_letter(Suit suit) { return "shdc"[static_cast<std::size_t>(suit) & 3]; }
-// A card's rank as printed: 2-9, T, J, Q, K, A.
-constexpr char rank_letter(Card card) { return "23456789TJQKA???"[card.rank & 15]; }
+constexpr char suit_letter(Suit suit) { return kSuitLetters[static_cast<std::size_t>(suit) & 3]; }
+// A card's rank as printed: 2-9, T, J, Q, K, A ('?' for a rank out of range).
+constexpr char rank_letter(Card card) {
+  return card.rank < kRankLetters.size() ? kRankLetters[card.rank] : '?';
+}
 
 // Parses a list of cards, refusing malformed cards and duplicates; `what` names the list in
 // messages ("pocket cards of seat 3").

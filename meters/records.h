@@ -78,7 +78,6 @@ class CardsText {
     return true;
   }
   std::string_view view() const { return {chars_.data(), size_}; }
-  bool empty() const { return size_ == 0; }
   friend bool operator==(const CardsText& a, const CardsText& b) { return a.view() == b.view(); }
 
  private:

@@ -81,14 +81,20 @@ Sha256Digest sha256(std::span<const std::uint8_t> message) {
   return digest;
 }
 
-std::string to_hex(std::span<const std::uint8_t> bytes) {
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * bytes.size());
+  const std::size_t start = out.size();
+  out.resize(start + 2 * bytes.size());
+  char* hex = out.data() + start;
   for (const std::uint8_t byte : bytes) {
-    hex.push_back(kHex[byte >> 4]);
-    hex.push_back(kHex[byte & 0x0f]);
+    *hex++ = kHex[byte >> 4];
+    *hex++ = kHex[byte & 0x0f];
   }
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  std::string hex;
+  append_hex(hex, bytes);
   return hex;
 }
 

@@ -15,5 +15,7 @@ using Sha256Digest = std::array<std::uint8_t, 32>;
 Sha256Digest sha256(std::span<const std::uint8_t> message);
 
 std::string to_hex(std::span<const std::uint8_t> bytes);
+// The same hex digits, appended to `out` without a string of their own.
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes);
 
 }  // namespace jackpot

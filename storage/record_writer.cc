@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "meters/sha256.h"
+
 namespace jackpot::storage {
 namespace {
 
@@ -19,8 +21,6 @@ std::optional<std::int64_t> positive_or_null(std::uint64_t value) {
   if (value == 0) return std::nullopt;
   return static_cast<std::int64_t>(value);
 }
-
-std::string bytea_hex(std::span<const std::uint8_t> bytes) { return "\\x" + to_hex(bytes); }
 
 // The phase a round command leaves its round in.
 RoundPhase phase_of(CommandKind command) {
@@ -57,20 +57,15 @@ void element(std::string& out, std::string_view value) {
 }
 // Bytes for a bytea column, written as its hex text ("\x0a1b") straight into the array.
 struct Bytea {
-  std::string_view bytes;
+  std::span<const std::uint8_t> bytes;
 };
+Bytea bytea(const std::string& bytes) {
+  return {{reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}};
+}
 void element(std::string& out, Bytea value) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out += "\"\\\\x";  // The array's quote, then \x with its backslash escaped for the array.
-  const std::size_t start = out.size();
-  out.resize(start + 2 * value.bytes.size() + 1);
-  char* hex = out.data() + start;
-  for (const char c : value.bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    *hex++ = kHex[byte >> 4];
-    *hex++ = kHex[byte & 0x0f];
-  }
-  *hex = '"';
+  append_hex(out, value.bytes);
+  out += '"';
 }
 void element(std::string& out, std::int64_t value) {
   char digits[24];
@@ -311,7 +306,7 @@ void BatchRows::add(const Records& records) {
       rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
     }
     round_events_->add(key, std::string(to_string(round.phase)), timestamp_text(round.time_us),
-                       round.reason, Bytea{first->request}, Bytea{first->answer});
+                       round.reason, bytea(first->request), bytea(first->answer));
   }
   if (answered != records.answers.size()) {
     throw std::logic_error("a command's answer without its round event");
@@ -326,16 +321,16 @@ void BatchRows::add(const Records& records) {
   }
   for (const DrawRecord& draw : records.draws) {
     std::optional<std::int64_t> point;
-    std::optional<std::string> salt;
-    std::optional<std::string> commitment;
+    std::optional<Bytea> salt;
+    std::optional<Bytea> commitment;
     std::optional<std::int64_t> above;
     std::optional<std::int64_t> up_to;
     if (draw.trigger) {
       above = draw.trigger->range_above.micros();
       up_to = draw.trigger->range_up_to.micros();
       point = draw.trigger->point.micros();
-      salt = bytea_hex(draw.trigger->salt);
-      commitment = bytea_hex(draw.trigger->commitment);
+      salt = Bytea{draw.trigger->salt};
+      commitment = Bytea{draw.trigger->commitment};
     }
     draws_->add(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
                 draw.link.value(), static_cast<std::int64_t>(draw.level),
