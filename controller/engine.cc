@@ -29,8 +29,8 @@ std::string round_name(const TableId& table, RoundId round) {
 
 // A first answer kept for replays, decoded.
 template <typename Answer>
-Answer first_answer(const RoundSnapshot::Encoded& first) {
-  auto answer = decode<Answer>(first.answer);
+Answer first_answer(const EncodedCommand& first) {
+  auto answer = decode<Answer>(first.answer());
   JACKPOT_INVARIANT(answer.has_value(), "a kept answer decodes");
   return std::move(answer).value();
 }
@@ -39,20 +39,20 @@ Answer first_answer(const RoundSnapshot::Encoded& first) {
 // `differs`) when the same ids came with another request; nothing when the command has not run
 // for this round yet.
 template <typename Answer, typename Request, typename Message>
-std::optional<Result<Answer, EngineFailure>> replay(
-    const std::optional<RoundSnapshot::Encoded>& first, const Request& request, Message differs) {
+std::optional<Result<Answer, EngineFailure>> replay(const std::optional<EncodedCommand>& first,
+                                                    const Request& request, Message differs) {
   if (!first) return std::nullopt;
-  if (encode(request) == first->request)
+  if (encode(request) == first->request())
     return Result<Answer, EngineFailure>(first_answer<Answer>(*first));
   return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs()));
 }
 
 // Keeps a command's first request and answer for replays, and puts them on the record.
 template <typename Request, typename Answer>
-void keep_first(std::optional<RoundSnapshot::Encoded>& into, std::uint64_t round_key,
-                CommandKind command, const Request& request, const Answer& answer, Records& out) {
-  into = RoundSnapshot::Encoded{encode(request), encode(answer)};
-  out.answers.push_back({round_key, command, into->request, into->answer});
+void keep_first(std::optional<EncodedCommand>& into, std::uint64_t round_key, CommandKind command,
+                const Request& request, const Answer& answer, Records& out) {
+  into = encode_command(request, answer);
+  out.answers.push_back({round_key, command, *into});
 }
 
 // A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.

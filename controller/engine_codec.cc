@@ -81,9 +81,19 @@ class Writer {
   // nor clears memory on the way; take() copies the bytes out once.
   Writer() : bytes_(buffer()) {
     if (bytes_.size() < 512) bytes_.resize(512);
-    bytes_[0] = kVersion;
   }
-  std::string take() const { return std::string(bytes_.data(), size_); }
+  // Appends one message: the version byte, then its members.
+  template <typename T>
+  void message(const T& value) {
+    *room(1) = kVersion;
+    ++size_;
+    // The member lists take non-const references so that the reader can fill them; the writer
+    // only reads, so no copy of the message is needed.
+    fields(*this, const_cast<T&>(value));
+  }
+  std::size_t size() const { return size_; }
+  // The bytes written so far; valid until the next Writer on this thread.
+  std::string_view view() const { return {bytes_.data(), size_}; }
 
   template <typename... T>
   void operator()(T&... values) {
@@ -144,7 +154,7 @@ class Writer {
   void put(T& message) { fields(*this, message); }
 
   std::string& bytes_;
-  std::size_t size_ = 1;  // After the version byte.
+  std::size_t size_ = 0;
 };
 
 class Reader {
@@ -245,10 +255,18 @@ class Reader {
 template <typename T>
 std::string encode_any(const T& value) {
   Writer writer;
-  // The member lists take non-const references so that the reader can fill them; the writer
-  // only reads, so no copy of the message is needed.
-  fields(writer, const_cast<T&>(value));
-  return writer.take();
+  writer.message(value);
+  return std::string(writer.view());
+}
+
+template <typename Request, typename Answer>
+EncodedCommand encode_pair(const Request& request, const Answer& answer) {
+  Writer writer;
+  writer.message(request);
+  const std::size_t request_size = writer.size();
+  writer.message(answer);
+  const std::string_view bytes = writer.view();
+  return EncodedCommand(bytes.substr(0, request_size), bytes.substr(request_size));
 }
 
 }  // namespace
@@ -261,6 +279,19 @@ std::string encode(const SettleRoundRequest& value) { return encode_any(value); 
 std::string encode(const SettleRoundAnswer& value) { return encode_any(value); }
 std::string encode(const VoidRoundRequest& value) { return encode_any(value); }
 std::string encode(const VoidRoundAnswer& value) { return encode_any(value); }
+
+EncodedCommand encode_command(const OpenRoundRequest& request, const OpenRoundAnswer& answer) {
+  return encode_pair(request, answer);
+}
+EncodedCommand encode_command(const LockWagersRequest& request, const LockWagersAnswer& answer) {
+  return encode_pair(request, answer);
+}
+EncodedCommand encode_command(const SettleRoundRequest& request, const SettleRoundAnswer& answer) {
+  return encode_pair(request, answer);
+}
+EncodedCommand encode_command(const VoidRoundRequest& request, const VoidRoundAnswer& answer) {
+  return encode_pair(request, answer);
+}
 
 template <typename T>
 std::optional<T> decode(std::string_view bytes) {

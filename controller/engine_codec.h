@@ -22,6 +22,12 @@ std::string encode(const SettleRoundAnswer& value);
 std::string encode(const VoidRoundRequest& value);
 std::string encode(const VoidRoundAnswer& value);
 
+// A command's request and answer, each encoded as encode() does, in one shared buffer.
+EncodedCommand encode_command(const OpenRoundRequest& request, const OpenRoundAnswer& answer);
+EncodedCommand encode_command(const LockWagersRequest& request, const LockWagersAnswer& answer);
+EncodedCommand encode_command(const SettleRoundRequest& request, const SettleRoundAnswer& answer);
+EncodedCommand encode_command(const VoidRoundRequest& request, const VoidRoundAnswer& answer);
+
 template <typename T>
 std::optional<T> decode(std::string_view bytes);
 

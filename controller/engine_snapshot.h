@@ -56,15 +56,10 @@ struct RoundSnapshot {
   // The first request and answer of each command, encoded (controller/engine_codec.h), as the
   // journal keeps them: a repeat is compared with the request's bytes and answered by decoding
   // the answer's.
-  struct Encoded {
-    std::string request;
-    std::string answer;
-    friend bool operator==(const Encoded&, const Encoded&) = default;
-  };
-  std::optional<Encoded> opened;
-  std::optional<Encoded> locked;
-  std::optional<Encoded> settled;
-  std::optional<Encoded> voided;
+  std::optional<EncodedCommand> opened;
+  std::optional<EncodedCommand> locked;
+  std::optional<EncodedCommand> settled;
+  std::optional<EncodedCommand> voided;
   friend bool operator==(const RoundSnapshot&, const RoundSnapshot&) = default;
 };
 

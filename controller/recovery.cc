@@ -41,7 +41,7 @@ std::optional<LinkSnapshot> link_snapshot(const storage::StoredState& state,
 
 // Whether kept bytes are a request or answer this engine can replay.
 template <typename T>
-bool decodes(const std::string& bytes) {
+bool decodes(std::string_view bytes) {
   return decode<T>(bytes).has_value();
 }
 
@@ -99,30 +99,30 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
                    [](const auto& a, const auto& b) { return a.link_index < b.link_index; });
   for (const AnswerRecord& answer : stored.answers) {
     bool decoded = true;
-    std::optional<RoundSnapshot::Encoded>* into = nullptr;
+    std::optional<EncodedCommand>* into = nullptr;
     switch (answer.command) {
       case CommandKind::open:
-        decoded =
-            decodes<OpenRoundRequest>(answer.request) && decodes<OpenRoundAnswer>(answer.answer);
+        decoded = decodes<OpenRoundRequest>(answer.encoded.request()) &&
+                  decodes<OpenRoundAnswer>(answer.encoded.answer());
         into = &round.opened;
         break;
       case CommandKind::lock:
-        decoded =
-            decodes<LockWagersRequest>(answer.request) && decodes<LockWagersAnswer>(answer.answer);
+        decoded = decodes<LockWagersRequest>(answer.encoded.request()) &&
+                  decodes<LockWagersAnswer>(answer.encoded.answer());
         into = &round.locked;
         break;
       case CommandKind::settle:
-        decoded = decodes<SettleRoundRequest>(answer.request) &&
-                  decodes<SettleRoundAnswer>(answer.answer);
+        decoded = decodes<SettleRoundRequest>(answer.encoded.request()) &&
+                  decodes<SettleRoundAnswer>(answer.encoded.answer());
         into = &round.settled;
         break;
       case CommandKind::void_round:
-        decoded =
-            decodes<VoidRoundRequest>(answer.request) && decodes<VoidRoundAnswer>(answer.answer);
+        decoded = decodes<VoidRoundRequest>(answer.encoded.request()) &&
+                  decodes<VoidRoundAnswer>(answer.encoded.answer());
         into = &round.voided;
         break;
     }
-    if (into != nullptr) *into = RoundSnapshot::Encoded{answer.request, answer.answer};
+    if (into != nullptr) *into = answer.encoded;
     if (!decoded) problems.push_back(name + ": a stored answer does not decode");
   }
   if (!fits) {

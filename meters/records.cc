@@ -2,6 +2,14 @@
 
 namespace jackpot {
 
+EncodedCommand::EncodedCommand(std::string_view request, std::string_view answer)
+    : request_size_(request.size()), answer_size_(answer.size()) {
+  auto bytes = std::make_shared_for_overwrite<char[]>(request.size() + answer.size());
+  request.copy(bytes.get(), request.size());
+  answer.copy(bytes.get() + request.size(), answer.size());
+  bytes_ = std::move(bytes);
+}
+
 void Records::clear() {
   transfers.clear();
   rounds.clear();

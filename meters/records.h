@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -122,12 +123,30 @@ struct TransferRecord {
 
 enum class CommandKind : std::uint8_t { open, lock, settle, void_round };
 
-// The first request and answer of a command, encoded (controller/engine_codec.h), for replays.
+// A command's first request and answer, encoded (controller/engine_codec.h), in one immutable
+// buffer made with a single allocation: the engine keeps it for replays and the command's record
+// shares it with storage, so neither copies the bytes.
+class EncodedCommand {
+ public:
+  EncodedCommand() = default;
+  EncodedCommand(std::string_view request, std::string_view answer);
+  std::string_view request() const { return {bytes_.get(), request_size_}; }
+  std::string_view answer() const { return {bytes_.get() + request_size_, answer_size_}; }
+  friend bool operator==(const EncodedCommand& a, const EncodedCommand& b) {
+    return a.request() == b.request() && a.answer() == b.answer();
+  }
+
+ private:
+  std::shared_ptr<const char[]> bytes_;
+  std::size_t request_size_ = 0;
+  std::size_t answer_size_ = 0;
+};
+
+// The first request and answer of a command, for replays.
 struct AnswerRecord {
   std::uint64_t round_key = 0;
   CommandKind command = CommandKind::open;
-  std::string request;
-  std::string answer;
+  EncodedCommand encoded;
 };
 
 // One boosted hand of a round's Dynamic Pay selection: the paytable row and the option, 1..10.

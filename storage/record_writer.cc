@@ -59,7 +59,7 @@ void element(std::string& out, std::string_view value) {
 struct Bytea {
   std::span<const std::uint8_t> bytes;
 };
-Bytea bytea(const std::string& bytes) {
+Bytea bytea(std::string_view bytes) {
   return {{reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}};
 }
 void element(std::string& out, Bytea value) {
@@ -306,7 +306,8 @@ void BatchRows::add(const Records& records) {
       rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
     }
     round_events_->add(key, std::string(to_string(round.phase)), timestamp_text(round.time_us),
-                       round.reason, bytea(first->request), bytea(first->answer));
+                       round.reason, bytea(first->encoded.request()),
+                       bytea(first->encoded.answer()));
   }
   if (answered != records.answers.size()) {
     throw std::logic_error("a command's answer without its round event");

@@ -91,7 +91,7 @@ void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
                              : phase == "locked"  ? CommandKind::lock
                              : phase == "settled" ? CommandKind::settle
                                                   : CommandKind::void_round;
-    round.answers.push_back({round.round_key, kind, bytes(row[1]), bytes(row[2])});
+    round.answers.push_back({round.round_key, kind, EncodedCommand(bytes(row[1]), bytes(row[2]))});
   }
   for (const auto& row : tx.exec("SELECT link_id, row_index, option FROM dynamic_pays WHERE "
                                  "round_key = " +
