@@ -433,12 +433,23 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
     }
   }
 
-  RoundState round;
+  // The round before the previous one leaves memory now: its vectors are reused, empty.
+  RoundState round = table.previous ? std::move(*table.previous) : RoundState{};
   round.id = request.round;
   round.key = ++last_round_key_;
-  round.dynamic.resize(table.links.size());
-  round.wagers.resize(table.links.size());
-  round.contributions.resize(table.links.size());
+  round.phase = RoundPhase::open;
+  const auto reset = [&table](auto& per_link) {
+    per_link.resize(table.links.size());
+    for (auto& entries : per_link) entries.clear();
+  };
+  reset(round.dynamic);
+  reset(round.wagers);
+  reset(round.contributions);
+  round.hits.clear();
+  round.opened.reset();
+  round.locked.reset();
+  round.settled.reset();
+  round.voided.reset();
   const std::int64_t now = clock_.now_us();
   OpenRoundAnswer answer{request.table, request.round, {}};
   for (std::size_t i = 0; i < table.links.size(); ++i) {
@@ -519,11 +530,14 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   }
 
   // Validate every wager before anything changes.
-  std::vector<std::vector<RoundState::SeatWager>> wagers(table.links.size());
+  LockScratch& scratch = lock_scratch_;
+  // Filled here and swapped into the round at the end: the round's own are empty (open_round).
+  auto& wagers = scratch.wagers;
+  wagers.resize(table.links.size());
   for (auto& link_wagers : wagers) {
+    link_wagers.clear();
     link_wagers.reserve(std::min<std::size_t>(request.wagers.size(), table.settings.seats));
   }
-  LockScratch& scratch = lock_scratch_;
   auto& units_per_link = scratch.units_per_link;
   units_per_link.assign(table.links.size(), 0);
   auto& seats_seen = scratch.seats_seen;  // One bit per seat.
@@ -683,7 +697,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     }
     link.scratch.clear();
   }
-  round->wagers = std::move(wagers);
+  round->wagers.swap(wagers);
   round->phase = RoundPhase::locked;
   answer.meters = meters_of_table(table);
   keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
@@ -710,7 +724,7 @@ struct Decided {
   std::uint32_t seat = 0;
   AwardKind kind = AwardKind::fixed;
   std::uint32_t level = 0;
-  std::string hand;
+  const std::string* hand = nullptr;  // The row's label, in the engine's paytables.
   std::uint32_t from_seat = 0;
   Money amount;
   Transfer award;
@@ -870,7 +884,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
         }
-        outcome.row = resolve(paytable, evaluate(paytable.rule, cards), context);
+        outcome.row =
+            resolve(paytable, evaluate(paytable.rule, cards, paytable.facts_needed), context);
         outcome.cards = cards_text(cards.pocket, cards.community);
       }
       outcomes[i].push_back(std::move(outcome));
@@ -920,7 +935,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend() && !refused; ++it) {
       if (!it->row) continue;
       const PaytableRow& row = paytable.rows[*it->row];
-      Decided award{i, it->seat, AwardKind::fixed, 0, row.label, 0, Money(), {}, {}};
+      Decided award{i, it->seat, AwardKind::fixed, 0, &row.label, 0, Money(), {}, {}};
       if (row.kind == PayKind::percent) {
         award.kind = AwardKind::percent;
         award.level = row.level;
@@ -940,7 +955,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           for (std::size_t k = 0; k < group.size() && split->share > Money(); ++k) {
             Decided share = award;
             share.seat = group[k]->seat;
-            share.hand = paytable.rows[*group[k]->row].label;  // Each seat's own hand.
+            share.hand = &paytable.rows[*group[k]->row].label;  // Each seat's own hand.
             share.amount = split->share;
             share.payout = PayoutId(origins[k].payout);
             for (const Transfer& transfer : link.scratch) {
@@ -995,7 +1010,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       for (auto other = outcomes[i].rbegin(); other != outcomes[i].rend() && !refused; ++other) {
         if (other->seat == winner->seat || envy == Money()) continue;
         tray_pay(
-            i, Decided{i, other->seat, AwardKind::envy, 0, row.label, winner->seat, envy, {}, {}});
+            i, Decided{i, other->seat, AwardKind::envy, 0, &row.label, winner->seat, envy, {}, {}});
       }
     }
   }
@@ -1013,7 +1028,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                   link.settings.meters.id,
                   award.kind,
                   award.level,
-                  award.hand,
+                  *award.hand,
                   award.amount,
                   PayoutState::pending,
                   1,
@@ -1079,27 +1094,22 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       const auto& played = table.links[i];
       const std::string& hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
       position[slot(seat, i)] = answer.results.size();
-      answer.results.push_back({seat,
-                                played.link->settings.meters.id,
-                                played.paytable->id,
-                                hand,
-                                outcome->keyed,
-                                {},
-                                Money()});
+      answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id, hand,
+                                  outcome->keyed, std::vector<AwardView>{}, Money());
     }
   }
   for (std::size_t k = 0; k < created.size(); ++k) {
     const Decided& award = decided[k];
     SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
-    result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
+    result.awards.push_back({result.link, award.kind, award.level, *award.hand, award.from_seat,
                              award.amount, award.payout});
     result.total = *result.total.plus(award.amount);
-    out.payouts.push_back(created[k]);
     // Only pending payouts stay in memory; paid ones live on in the records (and storage).
     if (created[k].state == PayoutState::pending) {
       award_transfers_[award.payout.value()] = award.award;
-      payouts_[award.payout.value()] = std::move(created[k]);
+      payouts_[award.payout.value()] = created[k];
     }
+    out.payouts.push_back(std::move(created[k]));
   }
   // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
   for (const auto& hit : round->hits) {

@@ -84,6 +84,7 @@ class Engine {
   struct SettleScratch;  // A settlement's working vectors, kept to reuse their capacity.
   // A lock's working vectors, kept likewise.
   struct LockScratch {
+    std::vector<std::vector<RoundSnapshot::SeatWager>> wagers;  // Per link of the table.
     std::vector<std::int64_t> units_per_link;
     std::vector<std::uint32_t> seats_seen;
     std::vector<Link::Checkpoint> checkpoints;

@@ -124,22 +124,60 @@ std::optional<CardError> check_cards(GameRule rule, SeatCards cards) {
   return std::nullopt;
 }
 
-HandFacts evaluate(GameRule rule, SeatCards cards) {
+HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed) {
   const CardMask pocket = mask_of(cards.pocket);
   const CardMask all = pocket | mask_of(cards.community);
   HandFacts facts;
   facts.categories = categories(all);
   facts.royal_suits = royal_suits(all);
-  facts.longest_run = longest_straight_flush_run(all);
-  facts.suited_nine_to_ace = has_suited_nine_to_ace(all);
-  facts.max_suit_count = max_suit_count(all);
+  if (needed & facts::kLongestRun) facts.longest_run = longest_straight_flush_run(all);
+  if (needed & facts::kSuitedNineToAce) facts.suited_nine_to_ace = has_suited_nine_to_ace(all);
+  if (needed & facts::kMaxSuitCount) facts.max_suit_count = max_suit_count(all);
   if (rule == GameRule::heads_up_holdem) {
     const CardMask flopped = pocket | mask_of(cards.community.first(3));
-    facts.flopped_categories = categories(flopped);
-    facts.flopped_royal_suits = royal_suits(flopped);
-    facts.community_royal = royal_suits(mask_of(cards.community)) != 0;
+    if (needed & facts::kFloppedCategories) facts.flopped_categories = categories(flopped);
+    if (needed & facts::kFloppedRoyalSuits) facts.flopped_royal_suits = royal_suits(flopped);
+    if (needed & facts::kCommunityRoyal) {
+      facts.community_royal = royal_suits(mask_of(cards.community)) != 0;
+    }
   }
   return facts;
+}
+
+unsigned facts_needed_by(const std::vector<PaytableRow>& rows) {
+  unsigned needed = 0;
+  for (const PaytableRow& row : rows) {
+    switch (row.hand) {
+      case HandEvent::flopped_royal_flush:
+      case HandEvent::flopped_royal_flush_suit_specific:
+        needed |= facts::kFloppedRoyalSuits;
+        break;
+      case HandEvent::flopped_straight_flush:
+        needed |= facts::kFloppedCategories;
+        break;
+      case HandEvent::community_royal_flush:  // Also what keeps a board royal off the royal row.
+        needed |= facts::kCommunityRoyal;
+        break;
+      case HandEvent::straight_flush_run_7_or_9tjqka:
+        needed |= facts::kLongestRun | facts::kSuitedNineToAce;
+        break;
+      case HandEvent::straight_flush_run_7:
+      case HandEvent::straight_flush_run_6:
+      case HandEvent::straight_flush_run_5:
+      case HandEvent::straight_flush_run_4:
+      case HandEvent::straight_flush_run_3:
+      case HandEvent::straight_flush_run_1:
+        needed |= facts::kLongestRun;
+        break;
+      case HandEvent::flush_5:
+      case HandEvent::flush_4:
+        needed |= facts::kMaxSuitCount;
+        break;
+      default:
+        break;  // The 7-card categories and royal suits, which are always evaluated.
+    }
+  }
+  return needed;
 }
 
 namespace {
@@ -324,7 +362,7 @@ Result<std::optional<std::size_t>, CardError> resolve_cards(const Paytable& payt
                                                             SeatCards cards,
                                                             const RoundContext& context) {
   if (auto error = check_cards(paytable.rule, cards)) return *error;
-  return resolve(paytable, evaluate(paytable.rule, cards), context);
+  return resolve(paytable, evaluate(paytable.rule, cards, paytable.facts_needed), context);
 }
 
 }  // namespace jackpot

@@ -75,6 +75,17 @@ struct PaytableRow {
   std::optional<Money> envy;
 };
 
+// The facts beyond the 7-card categories and royal suits that evaluation can skip: a bit each.
+namespace facts {
+inline constexpr unsigned kFloppedCategories = 1U << 0;
+inline constexpr unsigned kFloppedRoyalSuits = 1U << 1;
+inline constexpr unsigned kCommunityRoyal = 1U << 2;
+inline constexpr unsigned kLongestRun = 1U << 3;
+inline constexpr unsigned kSuitedNineToAce = 1U << 4;
+inline constexpr unsigned kMaxSuitCount = 1U << 5;
+inline constexpr unsigned kAll = (1U << 6) - 1;
+}  // namespace facts
+
 struct Paytable {
   std::string id;
   std::string game;  // As in the file, e.g. "HUH_DYNAMIC".
@@ -85,6 +96,8 @@ struct Paytable {
   std::uint32_t dynamic_min_selected = 0;  // Both 0 when the paytable has no DYNAMIC rows.
   std::uint32_t dynamic_max_selected = 0;
   bool lists_community_royal = false;
+  // What resolving against the rows reads (facts::), set by the loader: evaluation skips the rest.
+  unsigned facts_needed = facts::kAll;
 };
 
 // A seat's cards as the table reports them.
@@ -112,8 +125,12 @@ struct HandFacts {
   unsigned max_suit_count = 0;
 };
 
-// Evaluates validated cards (right counts, no duplicates) under the rule.
-HandFacts evaluate(GameRule rule, SeatCards cards);
+// Evaluates validated cards (right counts, no duplicates) under the rule. Facts not in `needed`
+// (facts::) are left at their defaults.
+HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed = facts::kAll);
+
+// The facts that qualifies() reads for these rows (facts::).
+unsigned facts_needed_by(const std::vector<PaytableRow>& rows);
 
 // The facts of a hand a dealer keyed in (tables without a card reader): the smallest hand that
 // is that event, so that it resolves like dealt cards would (a keyed royal on a paytable without

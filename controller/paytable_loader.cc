@@ -66,6 +66,7 @@ class Checker {
     }
     if (auto error = check_rows_together(paytable, proto, rows_field)) return *error;
     if (auto error = check_dynamic_selection(paytable, proto)) return *error;
+    paytable.facts_needed = facts_needed_by(paytable.rows);
     return paytable;
   }
 
