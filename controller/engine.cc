@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -91,29 +92,49 @@ std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denomin
   return scaled->floor_to_cent();
 }
 
+// " As", " Kd", ...: each card's letters after a space, by rank * 4 + suit ('?' past the ace).
+constexpr auto kSpacedCards = [] {
+  std::array<std::array<char, 3>, 64> cards{};
+  for (std::uint8_t rank = 0; rank < 16; ++rank) {
+    for (std::uint8_t suit = 0; suit < 4; ++suit) {
+      cards[rank * 4U + suit] = {' ', rank_letter(Card{rank, suit}),
+                                 suit_letter(static_cast<Suit>(suit))};
+    }
+  }
+  return cards;
+}();
+
 // "As Kd | 2c 3c 4c 5c 6c": the seat's own cards, then the community cards it played with.
 // check_cards() holds every seat to its rule's counts, seven cards at most: 22 characters.
-CardsText cards_text(std::span<const Card> pocket, std::span<const Card> community) {
+void write_cards_text(std::span<const Card> pocket, std::span<const Card> community,
+                      CardsText& into) {
   static_assert(3 * 7 + 1 <= CardsText::kCapacity, "seven cards and the bar fit a hand record");
   const std::size_t length = (pocket.empty() ? 0 : 3 * pocket.size() - 1) +
                              (community.empty() ? 0 : 2 + 3 * community.size());
   JACKPOT_INVARIANT(length <= CardsText::kCapacity, "a seat's cards fit its hand record");
-  std::array<char, CardsText::kCapacity> text;
-  std::size_t size = 0;
-  const auto add = [&](Card card) {
-    if (size > 0) text[size++] = ' ';
-    text[size++] = rank_letter(card);
-    text[size++] = suit_letter(static_cast<Suit>(card.suit));
-  };
-  for (const Card card : pocket) add(card);
-  if (!community.empty()) {
-    text[size++] = ' ';
-    text[size++] = '|';
-  }
-  for (const Card card : community) add(card);
-  CardsText cards;
-  cards.append({text.data(), size});
-  return cards;
+  into.write_in_place([&](char* text) {
+    const auto spaced = [](Card card) {
+      return kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data();
+    };
+    std::size_t size = 0;
+    if (!pocket.empty()) {
+      std::memcpy(text, spaced(pocket.front()) + 1, 2);  // No space before the first card.
+      size = 2;
+    }
+    for (const Card card : pocket.subspan(pocket.empty() ? 0 : 1)) {
+      std::memcpy(text + size, spaced(card), 3);
+      size += 3;
+    }
+    if (!community.empty()) {
+      text[size++] = ' ';
+      text[size++] = '|';
+    }
+    for (const Card card : community) {
+      std::memcpy(text + size, spaced(card), 3);
+      size += 3;
+    }
+    return size;
+  });
 }
 
 }  // namespace
@@ -886,7 +907,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
         }
         outcome.row =
             resolve(paytable, evaluate(paytable.rule, cards, paytable.facts_needed), context);
-        outcome.cards = cards_text(cards.pocket, cards.community);
+        write_cards_text(cards.pocket, cards.community, outcome.cards);
       }
       outcomes[i].push_back(std::move(outcome));
     }

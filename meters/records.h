@@ -78,6 +78,12 @@ class CardsText {
     size_ = static_cast<std::uint8_t>(size_ + text.size());
     return true;
   }
+  // Replaces the text in place: `write` gets room for kCapacity characters and returns how many
+  // it wrote.
+  template <typename Write>
+  void write_in_place(Write write) {
+    size_ = static_cast<std::uint8_t>(write(chars_.data()));
+  }
   std::string_view view() const { return {chars_.data(), size_}; }
   friend bool operator==(const CardsText& a, const CardsText& b) { return a.view() == b.view(); }
 
