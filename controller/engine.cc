@@ -745,7 +745,7 @@ struct Decided {
   std::uint32_t seat = 0;
   AwardKind kind = AwardKind::fixed;
   std::uint32_t level = 0;
-  const std::string* hand = nullptr;  // The row's label, in the engine's paytables.
+  Name hand;  // The row's label.
   std::uint32_t from_seat = 0;
   Money amount;
   Transfer award;
@@ -780,7 +780,7 @@ Result<SeatHand, CardError> parse_seat_cards(const std::vector<std::string>& tex
   return cards;
 }
 
-const std::string kNoHand;
+const Name kNoHand;
 
 }  // namespace
 
@@ -956,7 +956,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend() && !refused; ++it) {
       if (!it->row) continue;
       const PaytableRow& row = paytable.rows[*it->row];
-      Decided award{i, it->seat, AwardKind::fixed, 0, &row.label, 0, Money(), {}, {}};
+      Decided award{i, it->seat, AwardKind::fixed, 0, row.label, 0, Money(), {}, {}};
       if (row.kind == PayKind::percent) {
         award.kind = AwardKind::percent;
         award.level = row.level;
@@ -976,7 +976,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           for (std::size_t k = 0; k < group.size() && split->share > Money(); ++k) {
             Decided share = award;
             share.seat = group[k]->seat;
-            share.hand = &paytable.rows[*group[k]->row].label;  // Each seat's own hand.
+            share.hand = paytable.rows[*group[k]->row].label;  // Each seat's own hand.
             share.amount = split->share;
             share.payout = PayoutId(origins[k].payout);
             for (const Transfer& transfer : link.scratch) {
@@ -1031,7 +1031,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       for (auto other = outcomes[i].rbegin(); other != outcomes[i].rend() && !refused; ++other) {
         if (other->seat == winner->seat || envy == Money()) continue;
         tray_pay(
-            i, Decided{i, other->seat, AwardKind::envy, 0, &row.label, winner->seat, envy, {}, {}});
+            i, Decided{i, other->seat, AwardKind::envy, 0, row.label, winner->seat, envy, {}, {}});
       }
     }
   }
@@ -1049,7 +1049,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                   link.settings.meters.id,
                   award.kind,
                   award.level,
-                  *award.hand,
+                  award.hand,
                   award.amount,
                   PayoutState::pending,
                   1,
@@ -1097,7 +1097,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     for (SeatOutcome& outcome : outcomes[i]) {
       outcome_at[slot(outcome.seat, i)] = &outcome;
       ++result_count;
-      const std::string& hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
+      const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
       out.hands.push_back({round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand});
     }
     for (const Transfer& transfer : played.link->scratch) {
@@ -1113,7 +1113,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       const SeatOutcome* outcome = outcome_at[slot(seat, i)];
       if (outcome == nullptr) continue;
       const auto& played = table.links[i];
-      const std::string& hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
+      const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
       position[slot(seat, i)] = answer.results.size();
       answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id, hand,
                                   outcome->keyed, std::vector<AwardView>{}, Money());
@@ -1122,7 +1122,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (std::size_t k = 0; k < created.size(); ++k) {
     const Decided& award = decided[k];
     SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
-    result.awards.push_back({result.link, award.kind, award.level, *award.hand, award.from_seat,
+    result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
                              award.amount, award.payout});
     result.total = *result.total.plus(award.amount);
     // Only pending payouts stay in memory; paid ones live on in the records (and storage).

@@ -131,6 +131,11 @@ class Writer {
     std::memcpy(room(value.size()), value.data(), value.size());
     size_ += value.size();
   }
+  void put(Name& value) {
+    varint(value.size());
+    std::memcpy(room(value.size()), value.data(), value.size());
+    size_ += value.size();
+  }
   void put(Money value) { put(value.micros()); }
   template <typename Tag, typename T>
   void put(StrongId<Tag, T>& value) {
@@ -203,6 +208,11 @@ class Reader {
     }
     value.assign(bytes_.substr(next_, size));
     next_ += size;
+  }
+  void get(Name& value) {
+    std::string text;
+    get(text);
+    value = Name(text);
   }
   void get(Money& value) {
     std::int64_t micros = 0;

@@ -91,7 +91,7 @@ struct VoidRoundRequest {
 struct LevelMeterView {
   LinkId link;
   std::uint32_t level = 0;
-  std::string name;
+  Name name;
   Money meter;                       // Exact; signs show it floored to the cent.
   std::optional<Money> must_hit_by;  // Scaled by the base wager.
   std::optional<Money> ceiling;
@@ -99,7 +99,7 @@ struct LevelMeterView {
 };
 
 struct DynamicPayView {
-  std::string hand;          // The row's label.
+  Name hand;                 // The row's label.
   std::uint32_t option = 0;  // 1..10.
   Money amount;              // Scaled by the base wager.
   friend bool operator==(const DynamicPayView&, const DynamicPayView&) = default;
@@ -107,7 +107,7 @@ struct DynamicPayView {
 
 struct DynamicSelectionView {
   LinkId link;
-  std::string paytable_id;
+  Name paytable_id;
   std::vector<DynamicPayView> pays;
   friend bool operator==(const DynamicSelectionView&, const DynamicSelectionView&) = default;
 };
@@ -140,7 +140,7 @@ struct AwardView {
   LinkId link;
   AwardKind kind = AwardKind::fixed;
   std::uint32_t level = 0;      // PERCENT and MUST_HIT_BY.
-  std::string hand;             // The row's label; for ENVY the other seat's.
+  Name hand;                    // The row's label; for ENVY the other seat's.
   std::uint32_t from_seat = 0;  // ENVY: the seat whose hand earned it.
   Money amount;
   PayoutId payout;
@@ -150,8 +150,8 @@ struct AwardView {
 struct SeatResultView {
   std::uint32_t seat = 0;
   LinkId link;
-  std::string paytable_id;
-  std::string hand;  // The row's label, or empty when the seat's hand is on no row.
+  Name paytable_id;
+  Name hand;  // The row's label, or empty when the seat's hand is on no row.
   bool dealer_keyed = false;
   std::vector<AwardView> awards;
   Money total;

@@ -11,6 +11,7 @@
 #include "controller/cards.h"
 #include "controller/hand_eval.h"
 #include "meters/money.h"
+#include "meters/name.h"
 
 namespace jackpot {
 
@@ -66,7 +67,7 @@ enum class PayKind : std::uint8_t { percent, fixed, dynamic, must_hit_by, loss }
 
 struct PaytableRow {
   HandEvent hand = HandEvent::royal_flush;
-  std::string label;  // As printed.
+  Name label;  // As printed.
   PayKind kind = PayKind::loss;
   std::uint32_t percent = 0;        // PERCENT.
   std::uint32_t level = 0;          // PERCENT and MUST_HIT_BY.
@@ -87,7 +88,7 @@ inline constexpr unsigned kAll = (1U << 6) - 1;
 }  // namespace facts
 
 struct Paytable {
-  std::string id;
+  Name id;
   std::string game;  // As in the file, e.g. "HUH_DYNAMIC".
   GameRule rule = GameRule::heads_up_holdem;
   Money base_wager;

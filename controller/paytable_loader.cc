@@ -44,7 +44,7 @@ class Checker {
     Paytable paytable;
     const auto* descriptor = pb::Paytable::descriptor();
     if (proto.id().empty()) return fail(top(nullptr), "the paytable has no id");
-    paytable.id = proto.id();
+    paytable.id = Name(proto.id());
     const auto rule = rule_of(proto.game());
     if (!rule) return fail(top(descriptor->FindFieldByName("game")), "the paytable has no game");
     paytable.rule = *rule;
@@ -108,7 +108,7 @@ class Checker {
       return fail(where, hand + " cannot happen in " + std::string(to_string(rule)));
     }
     if (proto.label().empty()) return fail(where, hand + " has no label");
-    row.label = proto.label();
+    row.label = Name(proto.label());
     if (!proto.envy().empty()) {
       Money envy;
       if (auto problem = amount_problem(proto.envy(), envy)) return fail(where, "envy " + *problem);

@@ -16,6 +16,7 @@
 #include "meters/ids.h"
 #include "meters/ledger.h"
 #include "meters/money.h"
+#include "meters/name.h"
 
 namespace jackpot {
 
@@ -33,7 +34,7 @@ struct Payout {
   LinkId link;
   AwardKind kind = AwardKind::fixed;
   std::uint32_t level = 0;
-  std::string hand;
+  Name hand;
   Money amount;  // Frozen at the hit; whole cents.
   PayoutState state = PayoutState::pending;
   std::uint32_t approvals_required = 0;  // 0 when paid at once (below the threshold).
@@ -98,7 +99,7 @@ struct HandRecord {
   LinkId link;
   CardsText cards;  // Empty when keyed.
   bool dealer_keyed = false;
-  std::string hand;  // The row's label, or empty.
+  Name hand;  // The row's label, or empty.
 };
 
 enum class DrawKind : std::uint8_t {

@@ -55,6 +55,7 @@ void element(std::string& out, std::string_view value) {
   out.append(value.data() + run, value.size() - run);
   out += '"';
 }
+void element(std::string& out, const Name& value) { element(out, value.view()); }
 // Bytes for a bytea column, written as its hex text ("\x0a1b") straight into the array.
 struct Bytea {
   std::span<const std::uint8_t> bytes;

@@ -170,7 +170,7 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
     payout.kind =
         named(row[5].as<std::string>(), AwardKind::envy, [](AwardKind v) { return to_string(v); });
     payout.level = u32(row[6]);
-    payout.hand = row[7].as<std::string>();
+    payout.hand = Name(row[7].as<std::string>());
     payout.amount = Money::from_micros(row[8].as<std::int64_t>());
     payout.approvals_required = u32(row[9]);
     payout.created_us = row[10].as<std::int64_t>();

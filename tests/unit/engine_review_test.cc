@@ -15,7 +15,7 @@ Money usd(const char* text) { return *Money::parse(text); }
 LevelConfig level(std::uint32_t number, const char* seed, std::int64_t meter_ppm) {
   LevelConfig config;
   config.level = number;
-  config.name = "Level " + std::to_string(number);
+  config.name = Name("Level " + std::to_string(number));
   config.seed = usd(seed);
   config.meter_rate_ppm = meter_ppm;
   return config;

@@ -107,7 +107,7 @@ LevelConfig level(std::uint32_t number, const std::string& name, const char* see
                   std::int64_t meter_ppm, std::int64_t reserve_ppm) {
   LevelConfig config;
   config.level = number;
-  config.name = name;
+  config.name = Name(name);
   config.seed = usd(seed);
   config.meter_rate_ppm = meter_ppm;
   config.reserve_rate_ppm = reserve_ppm;

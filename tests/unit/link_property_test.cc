@@ -132,7 +132,7 @@ i128 largest_contribution(const LevelConfig& level, Money base) {
 LevelConfig random_level(Dice& dice, std::uint32_t number) {
   LevelConfig level;
   level.level = number;
-  level.name = "Level " + std::to_string(number);
+  level.name = Name("Level " + std::to_string(number));
   // Multiples of 4 ppm and of 4 cents keep every amount exact at a $0.25 base; the rates of four
   // levels stay well under the whole wager. Most rates give sub-cent meters; round ones give
   // whole cents, so that meters land exactly on Must-Hit-By amounts and ceilings.
