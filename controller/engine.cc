@@ -759,25 +759,27 @@ struct SeatHand {
   std::span<const Card> view() const { return {cards.data(), std::min(count, cards.size())}; }
 };
 
-// parse_cards() for one seat, without building the seat's name unless something is wrong.
-Result<SeatHand, CardError> parse_seat_cards(const std::vector<std::string>& texts,
-                                             std::uint32_t seat) {
-  SeatHand cards;
+// parse_cards() for one seat, into `cards`, without building the seat's name unless something is
+// wrong.
+std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts, std::uint32_t seat,
+                                          SeatHand& cards) {
+  cards.count = 0;
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const auto card = parse_card(texts[i]);
-    const std::string where =
-        card && !(seen & card_bit(*card)) ? "" : "cards of seat " + std::to_string(seat);
     if (!card) {
-      return CardError{where + ", card " + std::to_string(i + 1) + ": " + card.error().message};
+      return CardError{"cards of seat " + std::to_string(seat) + ", card " + std::to_string(i + 1) +
+                       ": " + card.error().message};
     }
-    if (seen & card_bit(*card))
-      return CardError{where + ": " + to_string(*card) + " appears twice"};
+    if (seen & card_bit(*card)) {
+      return CardError{"cards of seat " + std::to_string(seat) + ": " + to_string(*card) +
+                       " appears twice"};
+    }
     seen |= card_bit(*card);
     if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
     ++cards.count;
   }
-  return cards;
+  return std::nullopt;
 }
 
 const Name kNoHand;
@@ -861,15 +863,14 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
     const SeatHandRequest* hand = reported[seat];
     if (hand == nullptr || hand->keyed_hand) continue;
-    auto cards = parse_seat_cards(hand->cards, seat);
-    if (!cards) return invalid(cards.error().message);
-    if (cards->count != counts.seat_cards) {
+    SeatHand& cards = seat_cards[seat];
+    if (auto error = parse_seat_cards(hand->cards, seat, cards)) return invalid(error->message);
+    if (cards.count != counts.seat_cards) {
       return invalid("seat " + std::to_string(seat) + " needs " +
                      std::to_string(counts.seat_cards) + " cards, got " +
-                     std::to_string(cards->count));
+                     std::to_string(cards.count));
     }
-    if (auto twice = deal(cards->view())) return invalid(*twice);
-    seat_cards[seat] = std::move(cards).value();
+    if (auto twice = deal(cards.view())) return invalid(*twice);
   }
 
   // Each wagering seat's row on each link.
@@ -901,7 +902,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
         outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
       } else {
         const SeatCards cards{seat_cards[wager.seat].view(), community};
-        if (auto error = check_cards(paytable.rule, cards)) {
+        // Every card of the round is already parsed and dealt once (above): counts remain.
+        if (auto error = check_card_counts(paytable.rule, cards)) {
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
         }

@@ -100,7 +100,7 @@ CardCounts card_counts(GameRule rule) {
   return {0, 0};
 }
 
-std::optional<CardError> check_cards(GameRule rule, SeatCards cards) {
+std::optional<CardError> check_card_counts(GameRule rule, SeatCards cards) {
   const CardCounts counts = card_counts(rule);
   const auto count_error = [&](std::string_view which, std::size_t expected, std::size_t got) {
     return CardError{std::string(to_string(rule)) + " needs " + std::to_string(expected) + " " +
@@ -113,6 +113,11 @@ std::optional<CardError> check_cards(GameRule rule, SeatCards cards) {
   if (cards.community.size() != counts.community) {
     return count_error("community", counts.community, cards.community.size());
   }
+  return std::nullopt;
+}
+
+std::optional<CardError> check_cards(GameRule rule, SeatCards cards) {
+  if (auto error = check_card_counts(rule, cards)) return error;
   CardMask seen = 0;
   for (const auto& group : {cards.pocket, cards.community}) {
     for (const Card card : group) {

@@ -140,6 +140,8 @@ HandFacts keyed_facts(HandEvent event, Suit suit);
 
 // Checks counts and duplicates across pocket and community cards; the message says what is wrong.
 std::optional<CardError> check_cards(GameRule rule, SeatCards cards);
+// The counts alone, for callers that already refused duplicate and out-of-range cards.
+std::optional<CardError> check_card_counts(GameRule rule, SeatCards cards);
 
 struct RoundContext {
   Suit specific_suit = Suit::spades;  // The suit of "(Suit Specific)" rows (a link setting).
