@@ -13,6 +13,10 @@
 namespace jackpot {
 namespace {
 
+// Names the engine puts on records itself, made once: making a Name looks it up under a lock.
+const Name kNoHand;
+const Name kMustHitBy("Must-Hit-By");
+
 EngineFailure failure(EngineError code, std::string message) {
   return EngineFailure{code, std::move(message)};
 }
@@ -454,11 +458,19 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
     }
   }
 
-  // The round before the previous one leaves memory now: its vectors are reused, empty.
-  RoundState round = table.previous ? std::move(*table.previous) : RoundState{};
+  RoundState round;
   round.id = request.round;
   round.key = ++last_round_key_;
-  round.phase = RoundPhase::open;
+  // The round before the previous one leaves memory below (when there is a current round to
+  // become the previous one): the new round takes over its vectors' storage, emptied.
+  if (table.current && table.previous) {
+    RoundState& leaving = *table.previous;
+    round.dynamic.swap(leaving.dynamic);
+    round.wagers.swap(leaving.wagers);
+    round.contributions.swap(leaving.contributions);
+    round.hits.swap(leaving.hits);
+    round.hits.clear();
+  }
   const auto reset = [&table](auto& per_link) {
     per_link.resize(table.links.size());
     for (auto& entries : per_link) entries.clear();
@@ -466,11 +478,6 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
   reset(round.dynamic);
   reset(round.wagers);
   reset(round.contributions);
-  round.hits.clear();
-  round.opened.reset();
-  round.locked.reset();
-  round.settled.reset();
-  round.voided.reset();
   const std::int64_t now = clock_.now_us();
   OpenRoundAnswer answer{request.table, request.round, {}};
   for (std::size_t i = 0; i < table.links.size(); ++i) {
@@ -685,7 +692,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                     link_id,
                     AwardKind::must_hit_by,
                     hit.level,
-                    "Must-Hit-By",
+                    kMustHitBy,
                     hit.amount,
                     PayoutState::pending,
                     1,
@@ -781,8 +788,6 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
   }
   return std::nullopt;
 }
-
-const Name kNoHand;
 
 }  // namespace
 
@@ -1138,7 +1143,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (const auto& hit : round->hits) {
     SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
     result.awards.push_back(
-        {result.link, AwardKind::must_hit_by, hit.level, "Must-Hit-By", 0, hit.amount, hit.payout});
+        {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
     result.total = *result.total.plus(hit.amount);
   }
   answer.meters = meters_of_table(table);

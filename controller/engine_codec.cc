@@ -164,7 +164,9 @@ class Writer {
 
 class Reader {
  public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  // A reader that does not make Names reads them and throws them away: decode() checks the bytes
+  // with one first, so that corrupt bytes add nothing to the process's table of names.
+  Reader(std::string_view bytes, bool make_names) : bytes_(bytes), make_names_(make_names) {}
   bool ok() const { return ok_; }
   bool at_end() const { return next_ == bytes_.size(); }
 
@@ -212,7 +214,7 @@ class Reader {
   void get(Name& value) {
     std::string text;
     get(text);
-    value = Name(text);
+    if (make_names_) value = Name(text);
   }
   void get(Money& value) {
     std::int64_t micros = 0;
@@ -258,6 +260,7 @@ class Reader {
   void get(T& message) { fields(*this, message); }
 
   std::string_view bytes_;
+  bool make_names_ = true;
   std::size_t next_ = 1;  // After the version byte.
   bool ok_ = true;
 };
@@ -306,10 +309,13 @@ EncodedCommand encode_command(const VoidRoundRequest& request, const VoidRoundAn
 template <typename T>
 std::optional<T> decode(std::string_view bytes) {
   if (bytes.empty() || bytes.front() != kVersion) return std::nullopt;
-  Reader reader(bytes);
   T value{};
+  Reader check(bytes, false);
+  fields(check, value);
+  if (!check.ok() || !check.at_end()) return std::nullopt;
+  value = T{};
+  Reader reader(bytes, true);
   fields(reader, value);
-  if (!reader.ok() || !reader.at_end()) return std::nullopt;
   return value;
 }
 

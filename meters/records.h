@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "meters/hidden_trigger.h"
@@ -137,6 +138,19 @@ class EncodedCommand {
  public:
   EncodedCommand() = default;
   EncodedCommand(std::string_view request, std::string_view answer);
+  EncodedCommand(const EncodedCommand&) = default;
+  EncodedCommand& operator=(const EncodedCommand&) = default;
+  // A moved-from command is empty, never sizes without bytes.
+  EncodedCommand(EncodedCommand&& other) noexcept
+      : bytes_(std::move(other.bytes_)),
+        request_size_(std::exchange(other.request_size_, 0)),
+        answer_size_(std::exchange(other.answer_size_, 0)) {}
+  EncodedCommand& operator=(EncodedCommand&& other) noexcept {
+    bytes_ = std::move(other.bytes_);
+    request_size_ = std::exchange(other.request_size_, 0);
+    answer_size_ = std::exchange(other.answer_size_, 0);
+    return *this;
+  }
   std::string_view request() const { return {bytes_.get(), request_size_}; }
   std::string_view answer() const { return {bytes_.get() + request_size_, answer_size_}; }
   friend bool operator==(const EncodedCommand& a, const EncodedCommand& b) {

@@ -148,6 +148,41 @@ TEST(EngineSnapshot, ReplaysAnswerTheSameAfterARestore) {
   EXPECT_TRUE(replay.empty());
 }
 
+// A table restored with a previous round and no current one keeps that round for replays while
+// its next round opens (the next round only reuses storage of a round that leaves memory).
+TEST(EngineSnapshot, APreviousRoundWithoutACurrentOneStillAnswersReplays) {
+  FixedClock clock;
+  SplitMix64 random_a(4);
+  Records records;
+  auto a = std::move(Engine::create(floor_config(), paytables(), clock, random_a, records)).value();
+  const OpenRoundRequest open{TableId("T1"), RoundId(1)};
+  const LockWagersRequest lock{TableId("T1"), RoundId(1), {{2, LinkId("L"), 300}}};
+  const VoidRoundRequest void_round{TableId("T1"), RoundId(1), "misdeal"};
+  ASSERT_TRUE(a->open_round(open, records).ok());
+  ASSERT_TRUE(a->lock_wagers(lock, records).ok());
+  const auto voided = a->void_round(void_round, records);
+  ASSERT_TRUE(voided.ok());
+
+  EngineSnapshot saved = a->snapshot();
+  TableSnapshot& table = saved.tables.front();
+  ASSERT_EQ(table.id, TableId("T1"));
+  table.previous = std::move(table.current);
+  table.current.reset();
+  SplitMix64 random_b = random_a;
+  auto restored = Engine::restore(floor_config(), paytables(), clock, random_b, saved);
+  ASSERT_TRUE(restored.ok()) << restored.error().front();
+  auto b = std::move(restored).value();
+
+  Records next;
+  ASSERT_TRUE(b->open_round({TableId("T1"), RoundId(2)}, next).ok());
+  Records replay;
+  EXPECT_EQ(*b->void_round(void_round, replay), *voided);
+  EXPECT_TRUE(replay.empty());
+  const EngineSnapshot after = b->snapshot();
+  ASSERT_TRUE(after.tables.front().previous.has_value());
+  EXPECT_EQ(*after.tables.front().previous, *saved.tables.front().previous);
+}
+
 TEST(EngineSnapshot, ASnapshotThatDoesNotFitIsRefused) {
   FixedClock clock;
   SplitMix64 random(1);
