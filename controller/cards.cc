@@ -61,6 +61,13 @@ std::string to_string(Card card) {
 Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
                                                  std::string_view what) {
   std::vector<Card> cards;
+  if (auto error = parse_cards_into(texts, what, cards)) return *std::move(error);
+  return cards;
+}
+
+std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
+                                          std::vector<Card>& cards) {
+  cards.clear();
   cards.reserve(texts.size());
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -75,7 +82,7 @@ Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> te
     seen |= card_bit(*card);
     cards.push_back(*card);
   }
-  return cards;
+  return std::nullopt;
 }
 
 }  // namespace jackpot

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,5 +53,8 @@ constexpr char rank_letter(Card card) {
 // messages ("pocket cards of seat 3").
 Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
                                                  std::string_view what);
+// The same into `cards` (replaced), for callers that reuse one vector.
+std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
+                                          std::vector<Card>& cards);
 
 }  // namespace jackpot

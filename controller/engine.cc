@@ -792,6 +792,8 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
 }  // namespace
 
 struct Engine::SettleScratch {
+  std::vector<Card> board;
+  std::vector<Card> link_cards;
   std::vector<std::vector<SeatOutcome>> outcomes;  // Per link of the table.
   std::vector<Link::Checkpoint> checkpoints;
   std::vector<Decided> decided;
@@ -846,10 +848,16 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
 
   // Every card, validated and unique across seats, board and link cards.
   const TableCards counts = table_cards(table.settings.game);
-  auto board = parse_cards(request.board, "board");
-  if (!board) return invalid(board.error().message);
-  auto link_cards = parse_cards(request.link_cards, "link cards");
-  if (!link_cards) return invalid(link_cards.error().message);
+  if (!settle_scratch_) settle_scratch_ = std::make_unique<SettleScratch>();
+  SettleScratch& scratch = *settle_scratch_;
+  std::vector<Card>* const board = &scratch.board;
+  std::vector<Card>* const link_cards = &scratch.link_cards;
+  if (auto error = parse_cards_into(request.board, "board", *board)) {
+    return invalid(error->message);
+  }
+  if (auto error = parse_cards_into(request.link_cards, "link cards", *link_cards)) {
+    return invalid(error->message);
+  }
   if (any_cards && board->size() != counts.board_cards) {
     return invalid("the board needs " + std::to_string(counts.board_cards) + " cards, got " +
                    std::to_string(board->size()));
@@ -879,8 +887,6 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
 
   // Each wagering seat's row on each link.
-  if (!settle_scratch_) settle_scratch_ = std::make_unique<SettleScratch>();
-  SettleScratch& scratch = *settle_scratch_;
   auto& outcomes = scratch.outcomes;
   outcomes.resize(table.links.size());
   for (auto& link_outcomes : outcomes) link_outcomes.clear();
