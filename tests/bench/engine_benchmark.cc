@@ -3,12 +3,33 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <random>
 
 #include "controller/engine.h"
 #include "controller/paytable_loader.h"
 #include "tests/support/fixed_clock.h"
+
+// Every allocation in the process, counted, so that the benchmarks can report allocations per
+// command: the engine's cost is mostly what it allocates and copies.
+namespace {
+std::atomic<std::uint64_t> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* block = std::malloc(size == 0 ? 1 : size)) return block;
+  throw std::bad_alloc();
+}
+// The replaced operator new takes its blocks from malloc, so free() is the matching release.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* block) noexcept { std::free(block); }
+void operator delete(void* block, std::size_t) noexcept { std::free(block); }
+#pragma GCC diagnostic pop
 
 namespace jackpot {
 namespace {
@@ -96,23 +117,32 @@ struct Bench {
 // Timed by hand around the pair: PauseTiming/ResumeTiming cost more than a pair does.
 void BM_LockAndSettle(benchmark::State& state) {
   Bench bench;
+  std::uint64_t counted = 0;
   for (auto _ : state) {
     bench.open();
     const auto started = std::chrono::steady_clock::now();
+    const std::uint64_t before = allocations.load(std::memory_order_relaxed);
     bench.lock_and_settle();
+    counted += allocations.load(std::memory_order_relaxed) - before;
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   state.SetItemsProcessed(state.iterations());
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(counted), benchmark::Counter::kAvgIterations);
 }
 
 void BM_WholeRound(benchmark::State& state) {
   Bench bench;
+  const std::uint64_t before = allocations.load(std::memory_order_relaxed);
   for (auto _ : state) {
     bench.open();
     bench.lock_and_settle();
   }
   state.SetItemsProcessed(state.iterations());
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(allocations.load(std::memory_order_relaxed) - before),
+                         benchmark::Counter::kAvgIterations);
   if (bench.engine->check_invariants()) state.SkipWithError("invariants broken");
 }
 
