@@ -901,6 +901,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     }
     if (played.community == CommunitySource::link_cards) community = *link_cards;
     const RoundContext context{played.link->settings.suit_specific};
+    const CommunityCards shared = community_cards(paytable.rule, community);  // Every seat's.
     for (const auto& wager : round->wagers[i]) {
       const SeatHandRequest& hand = *reported[wager.seat];
       SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
@@ -919,7 +920,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                          played.link->settings.meters.id.value() + "': " + error->message);
         }
         outcome.row =
-            resolve(paytable, evaluate(paytable.rule, cards, paytable.facts_needed), context);
+            resolve(paytable, evaluate(paytable.rule, cards.pocket, shared, paytable.facts_needed),
+                    context);
         write_cards_text(cards.pocket, cards.community, outcome.cards);
       }
       outcomes[i].push_back(std::move(outcome));

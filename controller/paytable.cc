@@ -130,8 +130,23 @@ std::optional<CardError> check_cards(GameRule rule, SeatCards cards) {
 }
 
 HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed) {
-  const CardMask pocket = mask_of(cards.pocket);
-  const CardMask all = pocket | mask_of(cards.community);
+  return evaluate(rule, cards.pocket, community_cards(rule, cards.community), needed);
+}
+
+CommunityCards community_cards(GameRule rule, std::span<const Card> community) {
+  CommunityCards cards;
+  cards.all = mask_of(community);
+  if (rule == GameRule::heads_up_holdem) {
+    cards.flop = mask_of(community.first(std::min<std::size_t>(3, community.size())));
+    cards.royal = royal_suits(cards.all) != 0;
+  }
+  return cards;
+}
+
+HandFacts evaluate(GameRule rule, std::span<const Card> pocket_cards,
+                   const CommunityCards& community, unsigned needed) {
+  const CardMask pocket = mask_of(pocket_cards);
+  const CardMask all = pocket | community.all;
   HandFacts facts;
   facts.categories = categories(all);
   facts.royal_suits = royal_suits(all);
@@ -139,12 +154,10 @@ HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed) {
   if (needed & facts::kSuitedNineToAce) facts.suited_nine_to_ace = has_suited_nine_to_ace(all);
   if (needed & facts::kMaxSuitCount) facts.max_suit_count = max_suit_count(all);
   if (rule == GameRule::heads_up_holdem) {
-    const CardMask flopped = pocket | mask_of(cards.community.first(3));
+    const CardMask flopped = pocket | community.flop;
     if (needed & facts::kFloppedCategories) facts.flopped_categories = categories(flopped);
     if (needed & facts::kFloppedRoyalSuits) facts.flopped_royal_suits = royal_suits(flopped);
-    if (needed & facts::kCommunityRoyal) {
-      facts.community_royal = royal_suits(mask_of(cards.community)) != 0;
-    }
+    if (needed & facts::kCommunityRoyal) facts.community_royal = community.royal;
   }
   return facts;
 }

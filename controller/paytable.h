@@ -130,6 +130,17 @@ struct HandFacts {
 // (facts::) are left at their defaults.
 HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed = facts::kAll);
 
+// What the community cards contribute to every seat's facts, computed once per round and link.
+struct CommunityCards {
+  std::uint64_t all = 0;   // CardMask of every community card.
+  std::uint64_t flop = 0;  // Heads Up Hold'em: the first three.
+  bool royal = false;      // Heads Up Hold'em: the board alone is a royal flush.
+};
+CommunityCards community_cards(GameRule rule, std::span<const Card> community);
+// evaluate() with the community's part already computed: the same facts.
+HandFacts evaluate(GameRule rule, std::span<const Card> pocket, const CommunityCards& community,
+                   unsigned needed);
+
 // The facts that qualifies() reads for these rows (facts::).
 unsigned facts_needed_by(const std::vector<PaytableRow>& rows);
 
