@@ -78,22 +78,24 @@ void fields(A& a, VoidRoundAnswer& v) {
 class Writer {
  public:
   // Writes into one buffer per thread that only ever grows, so that encoding neither allocates
-  // nor clears memory on the way; take() copies the bytes out once.
-  Writer() : bytes_(buffer()) {
-    if (bytes_.size() < 512) bytes_.resize(512);
+  // nor clears memory on the way; view() shows the bytes until the next Writer on the thread.
+  Writer() : buffer_(buffer()) {
+    if (buffer_.size() < 512) buffer_.resize(512);
+    begin_ = cur_ = buffer_.data();
+    end_ = begin_ + buffer_.size();
   }
   // Appends one message: the version byte, then its members.
   template <typename T>
   void message(const T& value) {
     *room(1) = kVersion;
-    ++size_;
+    ++cur_;
     // The member lists take non-const references so that the reader can fill them; the writer
     // only reads, so no copy of the message is needed.
     fields(*this, const_cast<T&>(value));
   }
-  std::size_t size() const { return size_; }
+  std::size_t size() const { return static_cast<std::size_t>(cur_ - begin_); }
   // The bytes written so far; valid until the next Writer on this thread.
-  std::string_view view() const { return {bytes_.data(), size_}; }
+  std::string_view view() const { return {begin_, size()}; }
 
   template <typename... T>
   void operator()(T&... values) {
@@ -107,18 +109,29 @@ class Writer {
     return bytes;
   }
   [[gnu::always_inline]] char* room(std::size_t count) {
-    if (bytes_.size() - size_ < count) bytes_.resize(std::max(2 * bytes_.size(), size_ + count));
-    return bytes_.data() + size_;
+    if (static_cast<std::size_t>(end_ - cur_) < count) grow(count);
+    return cur_;
+  }
+  [[gnu::noinline]] void grow(std::size_t count) {
+    const std::size_t used = size();
+    buffer_.resize(std::max(2 * buffer_.size(), used + count));
+    begin_ = buffer_.data();
+    cur_ = begin_ + used;
+    end_ = begin_ + buffer_.size();
   }
   [[gnu::always_inline]] void varint(std::uint64_t value) {
     char* out = room(10);  // A 64-bit varint takes at most ten bytes.
-    std::size_t n = 0;
     while (value >= 0x80) {
-      out[n++] = static_cast<char>((value & 0x7f) | 0x80);
+      *out++ = static_cast<char>((value & 0x7f) | 0x80);
       value >>= 7;
     }
-    out[n++] = static_cast<char>(value);
-    size_ += n;
+    *out++ = static_cast<char>(value);
+    cur_ = out;
+  }
+  [[gnu::always_inline]] void text(const char* data, std::size_t size) {
+    varint(size);
+    std::memcpy(room(size), data, size);
+    cur_ += size;
   }
   void put(std::uint64_t value) { varint(value); }
   void put(std::uint32_t value) { varint(value); }
@@ -126,16 +139,8 @@ class Writer {
     varint((static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63));
   }
   void put(bool value) { varint(value ? 1 : 0); }
-  void put(std::string& value) {
-    varint(value.size());
-    std::memcpy(room(value.size()), value.data(), value.size());
-    size_ += value.size();
-  }
-  void put(Name& value) {
-    varint(value.size());
-    std::memcpy(room(value.size()), value.data(), value.size());
-    size_ += value.size();
-  }
+  void put(std::string& value) { text(value.data(), value.size()); }
+  void put(Name& value) { text(value.data(), value.size()); }
   void put(Money value) { put(value.micros()); }
   template <typename Tag, typename T>
   void put(StrongId<Tag, T>& value) {
@@ -158,8 +163,10 @@ class Writer {
   requires std::is_class_v<T>
   void put(T& message) { fields(*this, message); }
 
-  std::string& bytes_;
-  std::size_t size_ = 0;
+  std::string& buffer_;
+  char* begin_ = nullptr;
+  char* cur_ = nullptr;
+  char* end_ = nullptr;
 };
 
 class Reader {
