@@ -39,10 +39,6 @@ std::string_view to_string(MoneyError error) {
   return "unknown money error";
 }
 
-Result<Money, MoneyError> Money::from_cents(std::int64_t cents) {
-  return from_wide(Int128{cents} * kMicrosPerCent);
-}
-
 Result<Money, MoneyError> Money::from_units(std::int64_t units) {
   return from_wide(Int128{units} * kMicrosPerUnit);
 }
@@ -96,23 +92,6 @@ std::ostream& operator<<(std::ostream& stream, Money amount) {
   return stream << amount.to_string();
 }
 
-Result<Money, MoneyError> Money::plus(Money other) const {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(micros_, other.micros_, &sum)) return MoneyError::overflow;
-  return Money(sum);
-}
-
-Result<Money, MoneyError> Money::minus(Money other) const {
-  std::int64_t difference = 0;
-  if (__builtin_sub_overflow(micros_, other.micros_, &difference)) return MoneyError::overflow;
-  return Money(difference);
-}
-
-Result<Money, MoneyError> Money::times(std::int64_t factor) const {
-  std::int64_t product = 0;
-  if (__builtin_mul_overflow(micros_, factor, &product)) return MoneyError::overflow;
-  return Money(product);
-}
 
 Result<PpmProduct, MoneyError> Money::times_ppm(std::int64_t rate_ppm) const {
   const Int128 exact = Int128{micros_} * rate_ppm;

@@ -31,7 +31,11 @@ class Money {
 
   constexpr Money() = default;
   static constexpr Money from_micros(std::int64_t micros) { return Money(micros); }
-  static Result<Money, MoneyError> from_cents(std::int64_t cents);
+  static Result<Money, MoneyError> from_cents(std::int64_t cents) {
+    std::int64_t micros = 0;
+    if (__builtin_mul_overflow(cents, kMicrosPerCent, &micros)) return MoneyError::overflow;
+    return Money(micros);
+  }
   static Result<Money, MoneyError> from_units(std::int64_t units);
 
   // Parses an optional '-', one or more digits, and optionally '.' followed by one to six
@@ -48,9 +52,22 @@ class Money {
   // "1234.56", "0.000001", "-5.00": at least two decimals, more only when the micros need them.
   std::string to_string() const;
 
-  Result<Money, MoneyError> plus(Money other) const;
-  Result<Money, MoneyError> minus(Money other) const;
-  Result<Money, MoneyError> times(std::int64_t factor) const;
+  // Checked, and inline: the round path adds and scales amounts for every seat.
+  Result<Money, MoneyError> plus(Money other) const {
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(micros_, other.micros_, &sum)) return MoneyError::overflow;
+    return Money(sum);
+  }
+  Result<Money, MoneyError> minus(Money other) const {
+    std::int64_t difference = 0;
+    if (__builtin_sub_overflow(micros_, other.micros_, &difference)) return MoneyError::overflow;
+    return Money(difference);
+  }
+  Result<Money, MoneyError> times(std::int64_t factor) const {
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(micros_, factor, &product)) return MoneyError::overflow;
+    return Money(product);
+  }
 
   // This amount times rate_ppm / 1,000,000 with the sub-micro remainder made explicit.
   Result<PpmProduct, MoneyError> times_ppm(std::int64_t rate_ppm) const;
