@@ -356,6 +356,9 @@ std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const
 // The levels of every link the table plays, in configuration order (as meters() gives them).
 std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) const {
   std::vector<LevelMeterView> views;
+  std::size_t levels = 0;
+  for (const auto& played : table.links) levels += played.link->link.level_count();
+  views.reserve(levels);
   for (const auto& state : links_) {
     const bool played = std::any_of(table.links.begin(), table.links.end(),
                                     [&](const auto& link) { return link.link == state.get(); });
