@@ -308,8 +308,12 @@ HandFacts keyed_facts(HandEvent event, Suit suit) {
   return facts;
 }
 
-bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts,
-               const RoundContext& context) {
+namespace {
+
+// qualifies(), inlined into resolve()'s walk over the rows: a settlement resolves every seat.
+[[gnu::always_inline]] inline bool qualifies_inline(const Paytable& paytable, HandEvent event,
+                                                    const HandFacts& facts,
+                                                    const RoundContext& context) {
   const unsigned suit_bit = 1U << static_cast<unsigned>(context.specific_suit);
   // Where the paytable lists Community Royal Flush, a royal on the board is that row for every
   // seat and no seat's "Royal Flush" (no other royal can exist beside a board royal).
@@ -368,10 +372,17 @@ bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts
   return false;
 }
 
+}  // namespace
+
+bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts,
+               const RoundContext& context) {
+  return qualifies_inline(paytable, event, facts, context);
+}
+
 std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
                                    const RoundContext& context) {
   for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
-    if (qualifies(paytable, paytable.rows[row].hand, facts, context)) return row;
+    if (qualifies_inline(paytable, paytable.rows[row].hand, facts, context)) return row;
   }
   return std::nullopt;
 }

@@ -92,7 +92,6 @@ std::ostream& operator<<(std::ostream& stream, Money amount) {
   return stream << amount.to_string();
 }
 
-
 Result<PpmProduct, MoneyError> Money::times_ppm(std::int64_t rate_ppm) const {
   const Int128 exact = Int128{micros_} * rate_ppm;
   const Int128 quotient = floor_div(exact, kPpmPerWhole);
