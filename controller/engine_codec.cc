@@ -131,16 +131,20 @@ class Writer {
   [[gnu::always_inline]] void text(const std::string& value) {
     const std::size_t size = value.size();
     varint(size);
-    // Most texts here are short (cards, ids, labels): those are copied as one 16-byte block, with
-    // no call. A std::string always owns at least 16 bytes (15 and the terminator), so the block
-    // stays inside it; the bytes past the text are overwritten by what follows.
-    static_assert(std::string().capacity() + 1 >= 16);
     char* out = room(std::max<std::size_t>(size, 16));
+#if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
+    // Most texts here are short (cards, ids, labels): those are copied as one 16-byte block, with
+    // no call. A libstdc++ std::string always owns at least 16 bytes at data(): its inline buffer
+    // (15 and the terminator), or a heap block of capacity 16 or more. The bytes copied past the
+    // text are overwritten by the next field or lie past the end, never in view().
+    static_assert(std::string().capacity() + 1 >= 16);
     if (size <= 16) {
       std::memcpy(out, value.data(), 16);
-    } else {
-      std::memcpy(out, value.data(), size);
+      cur_ += size;
+      return;
     }
+#endif
+    std::memcpy(out, value.data(), size);
     cur_ += size;
   }
   void put(std::uint64_t value) { varint(value); }

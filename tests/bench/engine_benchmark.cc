@@ -21,8 +21,12 @@ std::atomic<std::uint64_t> allocations{0};
 
 void* operator new(std::size_t size) {
   allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* block = std::malloc(size == 0 ? 1 : size)) return block;
-  throw std::bad_alloc();
+  for (;;) {
+    if (void* block = std::malloc(size == 0 ? 1 : size)) return block;
+    const std::new_handler handler = std::get_new_handler();
+    if (handler == nullptr) throw std::bad_alloc();
+    handler();
+  }
 }
 // The replaced operator new takes its blocks from malloc, so free() is the matching release.
 #pragma GCC diagnostic push

@@ -98,6 +98,52 @@ TEST(EngineCodec, ACommandsRequestAndAnswerAreEachEncodedAsAlone) {
   EXPECT_TRUE(copy.answer().empty());   // NOLINT(bugprone-use-after-move)
 }
 
+std::string varint(std::uint64_t value) {
+  std::string bytes;
+  for (; value >= 0x80; value >>= 7) bytes += static_cast<char>((value & 0x7f) | 0x80);
+  return bytes + static_cast<char>(value);
+}
+
+// Texts are written by length (short ones as a block): every length, and strings whose capacity
+// differs from their length, encode to exactly their bytes.
+TEST(EngineCodec, TextsOfEveryLengthAndCapacityEncodeExactly) {
+  for (std::size_t length = 0; length < 70; ++length) {
+    for (int history = 0; history < 4; ++history) {
+      std::string reason;
+      if (history == 1) reason.reserve(200);
+      if (history == 2) {
+        reason.assign(300, 'z');
+        reason.clear();
+      }
+      if (history == 3) {
+        reason.assign(17, 'z');
+        reason.resize(0);
+        reason.shrink_to_fit();
+      }
+      for (std::size_t i = 0; i < length; ++i) reason += static_cast<char>('a' + i % 26);
+      const VoidRoundRequest request{TableId(std::string(length, 'T')), RoundId(5), reason};
+      const std::string bytes = encode(request);
+      ASSERT_EQ(bytes, "\x01" + varint(length) + std::string(length, 'T') + varint(5) +
+                           varint(length) + reason)
+          << "length " << length << ", history " << history;
+      ASSERT_EQ(decode<VoidRoundRequest>(bytes), request);
+    }
+  }
+}
+
+// The writer's buffer starts at 512 bytes and grows for larger messages.
+TEST(EngineCodec, AMessageLargerThanTheFirstBufferEncodesWhole) {
+  SettleRoundRequest request{TableId("HUH-1"), RoundId(42), {}, {}, {}};
+  for (std::size_t i = 0; i < 5000; ++i) request.board.push_back(std::string(i % 40, 'x'));
+  const std::string bytes = encode(request);
+  EXPECT_GT(bytes.size(), 90'000u);
+  EXPECT_EQ(decode<SettleRoundRequest>(bytes), request);
+  const SettleRoundAnswer answer{TableId("T"), RoundId(1), {}, {}};
+  const EncodedCommand command = encode_command(request, answer);
+  EXPECT_EQ(command.request(), bytes);
+  EXPECT_EQ(command.answer(), encode(answer));
+}
+
 TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {
   const std::string bytes = encode(a_settlement());
   for (std::size_t length = 0; length < bytes.size(); ++length) {

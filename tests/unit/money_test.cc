@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "meters/int128.h"
+
 namespace jackpot {
 namespace {
 
@@ -95,6 +97,23 @@ TEST(Money, CheckedArithmeticReportsOverflow) {
   EXPECT_EQ(micros(kMax).plus(micros(-1))->micros(), kMax - 1);
   EXPECT_EQ(micros(3).times(-4)->micros(), -12);
   EXPECT_EQ(Money::from_cents(-250)->micros(), -2'500'000);
+}
+
+// Cents become micros exactly, and overflow exactly where the product leaves int64.
+TEST(Money, FromCentsOverflowsExactlyAtTheInt64Boundary) {
+  constexpr std::int64_t kLimit = kMax / Money::kMicrosPerCent;
+  for (const std::int64_t cents : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-1}, kLimit,
+                                   kLimit + 1, -kLimit, -kLimit - 1, kMax, kMin}) {
+    const Int128 exact = Int128{cents} * Money::kMicrosPerCent;
+    const auto money = Money::from_cents(cents);
+    if (exact >= kMin && exact <= kMax) {
+      ASSERT_TRUE(money.ok()) << cents;
+      EXPECT_EQ(money->micros(), static_cast<std::int64_t>(exact)) << cents;
+    } else {
+      ASSERT_FALSE(money.ok()) << cents;
+      EXPECT_EQ(money.error(), MoneyError::overflow) << cents;
+    }
+  }
 }
 
 TEST(Money, MultipliesByPpmWithAnExplicitRemainder) {
