@@ -162,6 +162,53 @@ HandFacts evaluate(GameRule rule, std::span<const Card> pocket_cards,
   return facts;
 }
 
+CategorySet categories_reaching(const std::vector<PaytableRow>& rows) {
+  const auto bit = [](Category category) {
+    return static_cast<CategorySet>(1U << static_cast<unsigned>(category));
+  };
+  CategorySet reaching = 0;
+  for (const PaytableRow& row : rows) {
+    switch (row.hand) {
+      // A royal anywhere (flopped, on the board, suit-specific) is among the hand's categories.
+      case HandEvent::royal_flush:
+      case HandEvent::royal_flush_suit_specific:
+      case HandEvent::flopped_royal_flush:
+      case HandEvent::flopped_royal_flush_suit_specific:
+      case HandEvent::community_royal_flush:
+      case HandEvent::five_card_royal_flush:
+        reaching |= bit(Category::royal_flush);
+        break;
+      case HandEvent::flopped_straight_flush:  // The flop's cards stay in the hand.
+      case HandEvent::straight_flush:
+        reaching |= bit(Category::straight_flush);
+        break;
+      case HandEvent::four_of_a_kind:
+        reaching |= bit(Category::four_of_a_kind);
+        break;
+      case HandEvent::full_house:
+        reaching |= bit(Category::full_house);
+        break;
+      case HandEvent::flush:
+        reaching |= bit(Category::flush);
+        break;
+      case HandEvent::straight:
+        reaching |= bit(Category::straight);
+        break;
+      case HandEvent::three_of_a_kind:
+        reaching |= bit(Category::three_of_a_kind);
+        break;
+      case HandEvent::two_pair:
+        reaching |= bit(Category::two_pair);
+        break;
+      case HandEvent::must_hit_by:
+        break;  // Never qualifies by cards.
+      default:
+        return 0xFFFF;  // Runs and suit counts: no category is needed.
+    }
+  }
+  return reaching;
+}
+
 unsigned facts_needed_by(const std::vector<PaytableRow>& rows) {
   unsigned needed = 0;
   for (const PaytableRow& row : rows) {
@@ -381,6 +428,8 @@ bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts
 
 std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
                                    const RoundContext& context) {
+  // Most hands hold none of the categories any row needs: they lose without a walk.
+  if ((facts.categories & paytable.reaching) == 0) return std::nullopt;
   for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
     if (qualifies_inline(paytable, paytable.rows[row].hand, facts, context)) return row;
   }

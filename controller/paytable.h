@@ -99,6 +99,9 @@ struct Paytable {
   bool lists_community_royal = false;
   // What resolving against the rows reads (facts::), set by the loader: evaluation skips the rest.
   unsigned facts_needed = facts::kAll;
+  // Categories of which a hand must hold one for any row to qualify, set by the loader; every
+  // category when some row can qualify without one (runs, suit counts).
+  CategorySet reaching = 0xFFFF;
 };
 
 // A seat's cards as the table reports them.
@@ -143,6 +146,8 @@ HandFacts evaluate(GameRule rule, std::span<const Card> pocket, const CommunityC
 
 // The facts that qualifies() reads for these rows (facts::).
 unsigned facts_needed_by(const std::vector<PaytableRow>& rows);
+// The categories of which a hand must hold one for any of these rows to qualify.
+CategorySet categories_reaching(const std::vector<PaytableRow>& rows);
 
 // The facts of a hand a dealer keyed in (tables without a card reader): the smallest hand that
 // is that event, so that it resolves like dealt cards would (a keyed royal on a paytable without

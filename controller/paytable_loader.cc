@@ -67,6 +67,7 @@ class Checker {
     if (auto error = check_rows_together(paytable, proto, rows_field)) return *error;
     if (auto error = check_dynamic_selection(paytable, proto)) return *error;
     paytable.facts_needed = facts_needed_by(paytable.rows);
+    paytable.reaching = categories_reaching(paytable.rows);
     return paytable;
   }
 

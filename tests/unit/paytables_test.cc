@@ -165,6 +165,58 @@ TEST(Paytables, SkippingFactsNoRowReadsResolvesEveryHandAlike) {
   EXPECT_GT(narrowed, 40u);
 }
 
+// The first row the facts qualify for, by walking every row: what resolve() must answer.
+std::optional<std::size_t> walk_rows(const Paytable& paytable, const HandFacts& facts,
+                                     const RoundContext& context) {
+  for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+    if (qualifies(paytable, paytable.rows[row].hand, facts, context)) return row;
+  }
+  return std::nullopt;
+}
+
+// resolve() turns away hands that hold none of the categories any row needs without walking the
+// rows; every dealt and keyed hand must resolve as the full walk does.
+TEST(Paytables, TurningAwayHandsWithoutARowsCategoryLosesNoWinner) {
+  std::mt19937_64 shuffle(12);
+  std::vector<Card> deck;
+  for (std::uint8_t rank = 0; rank <= kAce; ++rank) {
+    for (std::uint8_t suit = 0; suit < 4; ++suit) deck.push_back(Card{rank, suit});
+  }
+  std::size_t shortcut = 0;
+  std::size_t turned_away = 0;
+  for (const Paytable& paytable : shipped()) {
+    shortcut += paytable.reaching != 0xFFFF;
+    const CardCounts counts = card_counts(paytable.rule);
+    std::vector<std::vector<Card>> hands;
+    for (const Candidate& hand : candidates_for(paytable.rule)) hands.push_back(parse(hand.cards));
+    for (int deal = 0; deal < 3000; ++deal) {
+      std::shuffle(deck.begin(), deck.end(), shuffle);
+      hands.emplace_back(deck.begin(), deck.begin() + static_cast<std::ptrdiff_t>(
+                                                          counts.pocket + counts.community));
+    }
+    for (const Suit suit : {Suit::spades, Suit::hearts}) {
+      const RoundContext context{suit};
+      for (const auto& cards : hands) {
+        const SeatCards seat{std::span(cards).first(counts.pocket),
+                             std::span(cards).subspan(counts.pocket)};
+        const HandFacts facts = evaluate(paytable.rule, seat, paytable.facts_needed);
+        const auto expected = walk_rows(paytable, facts, context);
+        EXPECT_EQ(resolve(paytable, facts, context), expected)
+            << paytable.id << ": " << cards_text_for_test(cards);
+        turned_away += (facts.categories & paytable.reaching) == 0 && !expected;
+      }
+      for (std::uint8_t event = 0; event < kHandEventCount; ++event) {
+        const HandFacts facts = keyed_facts(static_cast<HandEvent>(event), suit);
+        EXPECT_EQ(resolve(paytable, facts, context), walk_rows(paytable, facts, context))
+            << paytable.id << ": keyed " << to_string(static_cast<HandEvent>(event));
+      }
+    }
+  }
+  // The shortcut applies to most paytables and turns most dealt hands away.
+  EXPECT_GT(shortcut, 30u);
+  EXPECT_GT(turned_away, 100'000u);
+}
+
 // A keyed hand resolves like dealt cards: to its own row, or where the paytable lacks that row,
 // to the row the cards would reach (a royal on 5CL-05 is its Straight Flush).
 TEST(Paytables, KeyedHandsResolveToTheirOwnRow) {
