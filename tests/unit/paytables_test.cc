@@ -131,26 +131,33 @@ TEST(Paytables, EveryRowIsReachedBySomeHand) {
   }
 }
 
-// Evaluation skips the facts no row of the paytable reads; every hand must resolve as it does
-// with all of them, in either suit of the suit-specific rows.
-TEST(Paytables, SkippingFactsNoRowReadsResolvesEveryHandAlike) {
-  std::mt19937_64 shuffle(11);
+// The candidate hands of the paytable's rule, then `deals` random hands of its size.
+std::vector<std::vector<Card>> candidates_and_deals(GameRule rule, int deals,
+                                                    std::mt19937_64& shuffle) {
   std::vector<Card> deck;
   for (std::uint8_t rank = 0; rank <= kAce; ++rank) {
     for (std::uint8_t suit = 0; suit < 4; ++suit) deck.push_back(Card{rank, suit});
   }
+  const CardCounts counts = card_counts(rule);
+  std::vector<std::vector<Card>> hands;
+  for (const Candidate& hand : candidates_for(rule)) hands.push_back(parse(hand.cards));
+  for (int deal = 0; deal < deals; ++deal) {
+    std::shuffle(deck.begin(), deck.end(), shuffle);
+    hands.emplace_back(
+        deck.begin(), deck.begin() + static_cast<std::ptrdiff_t>(counts.pocket + counts.community));
+  }
+  return hands;
+}
+
+// Evaluation skips the facts no row of the paytable reads; every hand must resolve as it does
+// with all of them, in either suit of the suit-specific rows.
+TEST(Paytables, SkippingFactsNoRowReadsResolvesEveryHandAlike) {
+  std::mt19937_64 shuffle(11);
   std::size_t narrowed = 0;
   for (const Paytable& paytable : shipped()) {
     narrowed += paytable.facts_needed != facts::kAll;
     const CardCounts counts = card_counts(paytable.rule);
-    std::vector<std::vector<Card>> hands;
-    for (const Candidate& hand : candidates_for(paytable.rule)) hands.push_back(parse(hand.cards));
-    for (int deal = 0; deal < 3000; ++deal) {
-      std::shuffle(deck.begin(), deck.end(), shuffle);
-      hands.emplace_back(deck.begin(), deck.begin() + static_cast<std::ptrdiff_t>(
-                                                          counts.pocket + counts.community));
-    }
-    for (const auto& cards : hands) {
+    for (const auto& cards : candidates_and_deals(paytable.rule, 3000, shuffle)) {
       const SeatCards seat{std::span(cards).first(counts.pocket),
                            std::span(cards).subspan(counts.pocket)};
       for (const Suit suit : {Suit::spades, Suit::hearts}) {
@@ -178,22 +185,12 @@ std::optional<std::size_t> walk_rows(const Paytable& paytable, const HandFacts& 
 // rows; every dealt and keyed hand must resolve as the full walk does.
 TEST(Paytables, TurningAwayHandsWithoutARowsCategoryLosesNoWinner) {
   std::mt19937_64 shuffle(12);
-  std::vector<Card> deck;
-  for (std::uint8_t rank = 0; rank <= kAce; ++rank) {
-    for (std::uint8_t suit = 0; suit < 4; ++suit) deck.push_back(Card{rank, suit});
-  }
   std::size_t shortcut = 0;
   std::size_t turned_away = 0;
   for (const Paytable& paytable : shipped()) {
     shortcut += paytable.reaching != 0xFFFF;
     const CardCounts counts = card_counts(paytable.rule);
-    std::vector<std::vector<Card>> hands;
-    for (const Candidate& hand : candidates_for(paytable.rule)) hands.push_back(parse(hand.cards));
-    for (int deal = 0; deal < 3000; ++deal) {
-      std::shuffle(deck.begin(), deck.end(), shuffle);
-      hands.emplace_back(deck.begin(), deck.begin() + static_cast<std::ptrdiff_t>(
-                                                          counts.pocket + counts.community));
-    }
+    const auto hands = candidates_and_deals(paytable.rule, 3000, shuffle);
     for (const Suit suit : {Suit::spades, Suit::hearts}) {
       const RoundContext context{suit};
       for (const auto& cards : hands) {
