@@ -162,89 +162,6 @@ HandFacts evaluate(GameRule rule, std::span<const Card> pocket_cards,
   return facts;
 }
 
-CategorySet categories_reaching(const std::vector<PaytableRow>& rows) {
-  const auto bit = [](Category category) {
-    return static_cast<CategorySet>(1U << static_cast<unsigned>(category));
-  };
-  CategorySet reaching = 0;
-  for (const PaytableRow& row : rows) {
-    switch (row.hand) {
-      // A royal anywhere (flopped, on the board, suit-specific) is among the hand's categories.
-      case HandEvent::royal_flush:
-      case HandEvent::royal_flush_suit_specific:
-      case HandEvent::flopped_royal_flush:
-      case HandEvent::flopped_royal_flush_suit_specific:
-      case HandEvent::community_royal_flush:
-      case HandEvent::five_card_royal_flush:
-        reaching |= bit(Category::royal_flush);
-        break;
-      case HandEvent::flopped_straight_flush:  // The flop's cards stay in the hand.
-      case HandEvent::straight_flush:
-        reaching |= bit(Category::straight_flush);
-        break;
-      case HandEvent::four_of_a_kind:
-        reaching |= bit(Category::four_of_a_kind);
-        break;
-      case HandEvent::full_house:
-        reaching |= bit(Category::full_house);
-        break;
-      case HandEvent::flush:
-        reaching |= bit(Category::flush);
-        break;
-      case HandEvent::straight:
-        reaching |= bit(Category::straight);
-        break;
-      case HandEvent::three_of_a_kind:
-        reaching |= bit(Category::three_of_a_kind);
-        break;
-      case HandEvent::two_pair:
-        reaching |= bit(Category::two_pair);
-        break;
-      case HandEvent::must_hit_by:
-        break;  // Never qualifies by cards.
-      default:
-        return 0xFFFF;  // Runs and suit counts: no category is needed.
-    }
-  }
-  return reaching;
-}
-
-unsigned facts_needed_by(const std::vector<PaytableRow>& rows) {
-  unsigned needed = 0;
-  for (const PaytableRow& row : rows) {
-    switch (row.hand) {
-      case HandEvent::flopped_royal_flush:
-      case HandEvent::flopped_royal_flush_suit_specific:
-        needed |= facts::kFloppedRoyalSuits;
-        break;
-      case HandEvent::flopped_straight_flush:
-        needed |= facts::kFloppedCategories;
-        break;
-      case HandEvent::community_royal_flush:  // Also what keeps a board royal off the royal row.
-        needed |= facts::kCommunityRoyal;
-        break;
-      case HandEvent::straight_flush_run_7_or_9tjqka:
-        needed |= facts::kLongestRun | facts::kSuitedNineToAce;
-        break;
-      case HandEvent::straight_flush_run_7:
-      case HandEvent::straight_flush_run_6:
-      case HandEvent::straight_flush_run_5:
-      case HandEvent::straight_flush_run_4:
-      case HandEvent::straight_flush_run_3:
-      case HandEvent::straight_flush_run_1:
-        needed |= facts::kLongestRun;
-        break;
-      case HandEvent::flush_5:
-      case HandEvent::flush_4:
-        needed |= facts::kMaxSuitCount;
-        break;
-      default:
-        break;  // The 7-card categories and royal suits, which are always evaluated.
-    }
-  }
-  return needed;
-}
-
 namespace {
 
 constexpr CategorySet set_of(std::initializer_list<Category> categories) {
@@ -252,6 +169,77 @@ constexpr CategorySet set_of(std::initializer_list<Category> categories) {
   for (const Category category : categories) set |= 1U << static_cast<unsigned>(category);
   return static_cast<CategorySet>(set);
 }
+
+// What qualifies() reads for an event: the facts beyond the 7-card categories and royal suits
+// (facts::), and the categories of which a hand must hold one to qualify.
+struct EventReads {
+  unsigned facts = 0;
+  CategorySet categories = 0;
+};
+constexpr CategorySet kAnyHand = 0xFFFF;  // No category is needed (runs, suit counts).
+
+EventReads reads(HandEvent event) {
+  using C = Category;
+  switch (event) {
+    // A royal anywhere (flopped, on the board, suit-specific) is among the hand's categories.
+    case HandEvent::royal_flush:
+    case HandEvent::royal_flush_suit_specific:
+    case HandEvent::five_card_royal_flush:
+      return {0, set_of({C::royal_flush})};
+    case HandEvent::flopped_royal_flush:
+    case HandEvent::flopped_royal_flush_suit_specific:
+      return {facts::kFloppedRoyalSuits, set_of({C::royal_flush})};
+    case HandEvent::community_royal_flush:  // Also what keeps a board royal off the royal row.
+      return {facts::kCommunityRoyal, set_of({C::royal_flush})};
+    case HandEvent::flopped_straight_flush:  // The flop's cards stay in the hand.
+      return {facts::kFloppedCategories, set_of({C::straight_flush})};
+    case HandEvent::straight_flush:
+      return {0, set_of({C::straight_flush})};
+    case HandEvent::four_of_a_kind:
+      return {0, set_of({C::four_of_a_kind})};
+    case HandEvent::full_house:
+      return {0, set_of({C::full_house})};
+    case HandEvent::flush:
+      return {0, set_of({C::flush})};
+    case HandEvent::straight:
+      return {0, set_of({C::straight})};
+    case HandEvent::three_of_a_kind:
+      return {0, set_of({C::three_of_a_kind})};
+    case HandEvent::two_pair:
+      return {0, set_of({C::two_pair})};
+    case HandEvent::straight_flush_run_7_or_9tjqka:
+      return {facts::kLongestRun | facts::kSuitedNineToAce, kAnyHand};
+    case HandEvent::straight_flush_run_7:
+    case HandEvent::straight_flush_run_6:
+    case HandEvent::straight_flush_run_5:
+    case HandEvent::straight_flush_run_4:
+    case HandEvent::straight_flush_run_3:
+    case HandEvent::straight_flush_run_1:
+      return {facts::kLongestRun, kAnyHand};
+    case HandEvent::flush_5:
+    case HandEvent::flush_4:
+      return {facts::kMaxSuitCount, kAnyHand};
+    case HandEvent::must_hit_by:
+      return {0, 0};  // Never qualifies by cards.
+  }
+  return {facts::kAll, kAnyHand};
+}
+
+}  // namespace
+
+CategorySet categories_reaching(const std::vector<PaytableRow>& rows) {
+  CategorySet reaching = 0;
+  for (const PaytableRow& row : rows) reaching |= reads(row.hand).categories;
+  return reaching;
+}
+
+unsigned facts_needed_by(const std::vector<PaytableRow>& rows) {
+  unsigned needed = 0;
+  for (const PaytableRow& row : rows) needed |= reads(row.hand).facts;
+  return needed;
+}
+
+namespace {
 
 // What a hand of each category contains (a full house contains three of a kind, and so on).
 CategorySet contained(Category category) {
