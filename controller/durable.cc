@@ -24,8 +24,8 @@ PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
       paytables_(std::move(paytables)),
       clock_(clock),
       random_(random),
-      staging_(std::make_unique<storage::BatchRows>()),
-      sealed_(std::make_unique<storage::BatchRows>()) {}
+      staging_(std::make_unique<storage::BatchRows>(storage::BatchRows::Format::binary)),
+      sealed_(std::make_unique<storage::BatchRows>(storage::BatchRows::Format::binary)) {}
 
 void PostgresDurability::stage(const Records& records) {
   if (!staging_error_.empty()) return;
@@ -73,9 +73,16 @@ storage::CommitConnection& PostgresDurability::committer() {
     // The connection only ever commits batches: the statement timeout binds every statement.
     const std::string started = fresh->exec(
         "SET synchronous_commit TO on;\nSET statement_timeout = " +
-            std::to_string(commit_timeout_.count()) + ";\n" + storage::BatchRows().prepare_sql() +
-            "SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid();",
+            std::to_string(commit_timeout_.count()) +
+            ";\nSELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid();",
         answer_deadline());
+    // The binary arrays name their element types; the server chose the enums' OIDs.
+    enum_oids_.clear();
+    for (const char* type : {"account_kind", "transfer_kind"}) {
+      const std::string oid =
+          fresh->exec(std::string("SELECT '") + type + "'::regtype::oid::text", answer_deadline());
+      enum_oids_.emplace(type, static_cast<std::uint32_t>(std::stoul(oid)));
+    }
     backend_ = Backend{fresh->backend_pid(), started};
     committer_ = std::move(fresh);
   }
@@ -193,12 +200,22 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
               " commands staged for a batch of " + std::to_string(batch.size());
       return false;
     }
-    std::string sql;
-    sealed_->append_sql(sql, true);
-    if (sql.empty()) return true;
-    // One round trip: the statements of one query message run as one transaction, committed
-    // when the last succeeds and rolled back whole when any fails.
-    committer().exec(sql, answer_deadline());
+    if (sealed_->commands() == 0) return true;
+    storage::CommitConnection& connection = committer();
+    const storage::BinaryParameters parameters =
+        sealed_->finish_binary([this](const std::string& type) {
+          const auto found = enum_oids_.find(type);
+          if (found == enum_oids_.end()) throw std::logic_error("no OID for type " + type);
+          return found->second;
+        });
+    // One round trip and one statement, committed when it succeeds and rolled back whole when
+    // any of its inserts or checks fails.
+    const std::string statement = sealed_->statement_name();
+    if (!connection.prepared(statement)) {
+      connection.prepare(statement, sealed_->statement_sql(), answer_deadline());
+    }
+    connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
+                             answer_deadline());
     return true;
   } catch (const std::exception& failure) {
     error = failure.what();

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <pqxx/connection>
@@ -64,6 +66,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
     std::string started;  // Its backend_start: pids are reused.
   };
   std::optional<Backend> backend_;
+  std::map<std::string, std::uint32_t> enum_oids_;  // On committer_'s database, by type name.
   std::optional<Backend> orphan_;
   void end_orphan();
   // The gathering batch's rows, and the sealed batch's that commit() sends; each with the

@@ -61,22 +61,55 @@ CommitConnection::~CommitConnection() { close(); }
 void CommitConnection::close() {
   if (conn_ != nullptr) PQfinish(conn_);
   conn_ = nullptr;
+  prepared_.clear();
+}
+
+void CommitConnection::broken(const std::string& what) {
+  const std::string reason = what + ": " + libpq_message(conn_);
+  close();
+  throw ConnectError(reason);
 }
 
 std::string CommitConnection::exec(const std::string& sql, std::chrono::milliseconds deadline) {
   if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
   const auto until = std::chrono::steady_clock::now() + deadline;
+  if (PQsendQuery(conn_, sql.c_str()) != 1) broken("cannot send the batch");
+  return finish(until, deadline);
+}
+
+void CommitConnection::prepare(const std::string& name, const std::string& sql,
+                               std::chrono::milliseconds deadline) {
+  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
+  if (prepared(name)) return;
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  if (PQsendPrepare(conn_, name.c_str(), sql.c_str(), 0, nullptr) != 1) {
+    broken("cannot prepare a statement");
+  }
+  finish(until, deadline);
+  prepared_.insert(name);
+}
+
+void CommitConnection::exec_prepared(const std::string& name,
+                                     const std::vector<const char*>& values,
+                                     const std::vector<int>& lengths,
+                                     const std::vector<int>& formats,
+                                     std::chrono::milliseconds deadline) {
+  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  if (PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(),
+                          lengths.data(), formats.data(), 0) != 1) {
+    broken("cannot send the batch");
+  }
+  finish(until, deadline);
+}
+
+std::string CommitConnection::finish(std::chrono::steady_clock::time_point until,
+                                     std::chrono::milliseconds deadline) {
   const auto remaining_ms = [&until] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(until -
                                                                  std::chrono::steady_clock::now())
         .count();
   };
-  const auto broken = [&](const std::string& what) {
-    const std::string reason = what + ": " + libpq_message(conn_);
-    close();
-    throw ConnectError(reason);
-  };
-  if (PQsendQuery(conn_, sql.c_str()) != 1) broken("cannot send the batch");
   // Large batches may not fit the socket at once.
   for (int sent = PQflush(conn_); sent != 0; sent = PQflush(conn_)) {
     if (sent < 0) broken("cannot send the batch");

@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 struct pg_conn;  // libpq's PGconn.
 
@@ -38,12 +40,28 @@ class CommitConnection {
   // Returns the first value of the last result that has rows, or "" when none has.
   std::string exec(const std::string& sql, std::chrono::milliseconds deadline);
 
+  // Prepares `sql` as `name` on this session (parameter types from its casts), unless it is.
+  void prepare(const std::string& name, const std::string& sql, std::chrono::milliseconds deadline);
+  bool prepared(const std::string& name) const { return prepared_.contains(name); }
+  // Runs the statement prepared as `name` with binary parameters. One statement: one implicit
+  // transaction. Fails (and closes the connection) as exec() does.
+  void exec_prepared(const std::string& name, const std::vector<const char*>& values,
+                     const std::vector<int>& lengths, const std::vector<int>& formats,
+                     std::chrono::milliseconds deadline);
+
   bool is_open() const { return conn_ != nullptr; }
   // The server process serving this connection.
   std::int64_t backend_pid() const { return backend_pid_; }
 
  private:
   void close();
+  // Sends what libpq holds for the server, then collects every result until the deadline; the
+  // value and failures as exec() describes.
+  std::string finish(std::chrono::steady_clock::time_point until,
+                     std::chrono::milliseconds deadline);
+  [[noreturn]] void broken(const std::string& what);
+
+  std::set<std::string> prepared_;  // The statements this session has prepared.
 
   ::pg_conn* conn_ = nullptr;
   std::int64_t backend_pid_ = 0;

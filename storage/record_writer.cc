@@ -1,15 +1,20 @@
 #include "storage/record_writer.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "meters/sha256.h"
@@ -83,21 +88,118 @@ void element(std::string& out, const std::optional<T>& value) {
   }
 }
 
+// A point in time for a timestamptz column.
+struct Timestamp {
+  std::int64_t unix_us = 0;
+};
+void element(std::string& out, Timestamp value) {
+  element(out, std::string_view(timestamp_text(value.unix_us)));
+}
+
+// ---- Binary arrays ---------------------------------------------------------------------------
+// PostgreSQL's binary array format (array_recv): a header (dimensions, a has-nulls flag, the
+// element type), the length and lower bound of the one dimension, then each element as its
+// length (-1 for NULL) and its bytes in the element type's binary format (its typsend): integers
+// big-endian, text and bytea as they are, booleans one byte, timestamptz microseconds since
+// 2000-01-01 UTC, enums their label.
+constexpr std::size_t kArrayHeader = 20;
+
+enum class ColumnType : std::uint8_t { int8, int4, text, bytea, boolean, timestamptz, enumeration };
+
+ColumnType column_type(const std::string& sql_type) {
+  if (sql_type == "bigint") return ColumnType::int8;
+  if (sql_type == "integer") return ColumnType::int4;
+  if (sql_type == "text") return ColumnType::text;
+  if (sql_type == "bytea") return ColumnType::bytea;
+  if (sql_type == "boolean") return ColumnType::boolean;
+  if (sql_type == "timestamptz") return ColumnType::timestamptz;
+  return ColumnType::enumeration;  // account_kind, transfer_kind: their OIDs come from the server.
+}
+
+void put_be32(std::string& out, std::uint32_t value) {
+  const char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
+                         static_cast<char>(value >> 8), static_cast<char>(value)};
+  out.append(bytes, 4);
+}
+void put_be64(std::string& out, std::uint64_t value) {
+  put_be32(out, static_cast<std::uint32_t>(value >> 32));
+  put_be32(out, static_cast<std::uint32_t>(value));
+}
+void patch_be32(char* at, std::uint32_t value) {
+  at[0] = static_cast<char>(value >> 24);
+  at[1] = static_cast<char>(value >> 16);
+  at[2] = static_cast<char>(value >> 8);
+  at[3] = static_cast<char>(value);
+}
+
+// The microseconds from the Unix epoch to PostgreSQL's, 2000-01-01 00:00:00 UTC.
+constexpr std::int64_t kPostgresEpochUnixUs = 946'684'800'000'000;
+
+[[noreturn]] void wrong_type(const char* what) {
+  throw std::logic_error(std::string("a ") + what + " value for a column of another type");
+}
+
+void binary_element(std::string& out, ColumnType type, std::int64_t value) {
+  if (type == ColumnType::int8) {
+    put_be32(out, 8);
+    put_be64(out, static_cast<std::uint64_t>(value));
+    return;
+  }
+  if (type != ColumnType::int4) wrong_type("integer");
+  if (value < INT32_MIN || value > INT32_MAX) {
+    throw std::invalid_argument("a record's value " + std::to_string(value) +
+                                " does not fit an integer column");
+  }
+  put_be32(out, 4);
+  put_be32(out, static_cast<std::uint32_t>(static_cast<std::int32_t>(value)));
+}
+void binary_element(std::string& out, ColumnType type, std::string_view value) {
+  if (type != ColumnType::text && type != ColumnType::enumeration) wrong_type("text");
+  // PostgreSQL text cannot hold NUL, in either format: refused here, as the text path does.
+  if (value.find('\0') != std::string_view::npos) {
+    throw std::invalid_argument("a record holds a NUL character");
+  }
+  put_be32(out, static_cast<std::uint32_t>(value.size()));
+  out.append(value);
+}
+void binary_element(std::string& out, ColumnType type, const Name& value) {
+  binary_element(out, type, value.view());
+}
+void binary_element(std::string& out, ColumnType type, Bytea value) {
+  if (type != ColumnType::bytea) wrong_type("bytea");
+  put_be32(out, static_cast<std::uint32_t>(value.bytes.size()));
+  out.append(reinterpret_cast<const char*>(value.bytes.data()), value.bytes.size());
+}
+void binary_element(std::string& out, ColumnType type, bool value) {
+  if (type != ColumnType::boolean) wrong_type("boolean");
+  put_be32(out, 1);
+  out += value ? '\1' : '\0';
+}
+void binary_element(std::string& out, ColumnType type, Timestamp value) {
+  if (type != ColumnType::timestamptz) wrong_type("timestamp");
+  put_be32(out, 8);
+  put_be64(out, static_cast<std::uint64_t>(value.unix_us - kPostgresEpochUnixUs));
+}
+
 }  // namespace
 
 // ---- BatchRows ------------------------------------------------------------------------------
 
-// The rows of one table: one array literal per column, grown row by row.
+// The rows of one table: one array per column, grown row by row; as array literals for SQL
+// text, or in PostgreSQL's binary array format for a prepared statement's parameters.
 class BatchRows::Table {
  public:
   // `ordered`: rows get their identity values in command order (unnest's order is not
   // promised to INSERT ... SELECT without an ORDER BY).
-  Table(std::string name, std::vector<std::pair<std::string, std::string>> columns,
+  Table(std::string name, std::vector<std::pair<std::string, std::string>> columns, bool binary,
         bool ordered = false)
       : name_(std::move(name)),
         columns_(std::move(columns)),
         arrays_(columns_.size()),
-        ordered_(ordered) {}
+        binary_(binary),
+        ordered_(ordered) {
+    for (const auto& column : columns_) types_.push_back(column_type(column.second));
+  }
 
   // All columns of a row or none: unnest() pads shorter arrays with NULLs instead of failing.
   template <typename... Field>
@@ -108,59 +210,113 @@ class BatchRows::Table {
     }
     std::array<std::size_t, kMaxColumns> before{};
     for (std::size_t i = 0; i < arrays_.size(); ++i) before[i] = arrays_[i].size();
+    const std::uint32_t had_null = has_null_;
     try {
       std::size_t i = 0;
-      ((arrays_[i] += (arrays_[i].empty() ? "{" : ","), element(arrays_[i], field), ++i), ...);
+      if (binary_) {
+        ((append_binary(i, field), ++i), ...);
+      } else {
+        ((arrays_[i] += (arrays_[i].empty() ? "{" : ","), element(arrays_[i], field), ++i), ...);
+      }
     } catch (...) {
       for (std::size_t i = 0; i < arrays_.size(); ++i) arrays_[i].resize(before[i]);
+      has_null_ = had_null;
       throw;
     }
+    ++rows_;
   }
 
-  // INSERT INTO t (c1, ...) SELECT * FROM unnest('{...}'::type1[], ...); or, on a session that
-  // ran prepare_sql(), EXECUTE of the prepared insert with the same arrays.
-  void append_sql(std::string& sql, bool prepared) const {
-    if (arrays_.empty() || arrays_[0].empty()) return;
-    if (!prepared) {
-      append_insert(sql, [&](std::string& out, std::size_t i) {
-        out += '\'';
-        out += arrays_[i];
-        out += "}'::";
-        out += columns_[i].second;
-        out += "[]";
-      });
-      return;
-    }
-    sql += "EXECUTE ";
-    sql += statement_name();
-    sql += '(';
-    for (std::size_t i = 0; i < columns_.size(); ++i) {
-      if (i > 0) sql += ", ";
-      sql += '\'';
-      sql += arrays_[i];
-      sql += "}'";
-    }
-    sql += ");\n";
+  std::size_t rows() const { return rows_; }
+
+  // INSERT INTO t (c1, ...) SELECT * FROM unnest('{...}'::type1[], ...);
+  void append_sql(std::string& sql) const {
+    if (rows_ == 0) return;
+    append_insert(sql, [&](std::string& out, std::size_t i) {
+      out += '\'';
+      out += arrays_[i];
+      out += "}'::";
+      out += columns_[i].second;
+      out += "[]";
+    });
+    sql += ";\n";
   }
 
-  // PREPARE name (type1[], ...) AS INSERT ... unnest($1, ...): planned once per session.
-  void append_prepare(std::string& sql) const {
-    sql += "PREPARE " + statement_name() + " (";
-    for (std::size_t i = 0; i < columns_.size(); ++i) {
-      sql += (i > 0 ? ", " : "") + columns_[i].second + "[]";
-    }
-    sql += ") AS ";
-    append_insert(sql, [](std::string& out, std::size_t i) { out += "$" + std::to_string(i + 1); });
+  // The same INSERT with the arrays as parameters $first, $first + 1, ...
+  void append_parameterized(std::string& sql, std::size_t first) const {
+    append_insert(sql, [&](std::string& out, std::size_t i) {
+      out += '$';
+      out += std::to_string(first + i);
+      out += "::";
+      out += columns_[i].second;
+      out += "[]";
+    });
   }
+
+  // Writes each binary array's header (`enum_oid` names the element type of enum columns) and
+  // adds the arrays to the parameters.
+  void finish_binary(const std::function<std::uint32_t(const std::string&)>& enum_oid,
+                     BinaryParameters& out) {
+    for (std::size_t i = 0; i < arrays_.size(); ++i) {
+      std::string& array = arrays_[i];
+      patch_be32(array.data(), 1);  // One dimension.
+      patch_be32(array.data() + 4, (has_null_ >> i) & 1U);
+      patch_be32(array.data() + 8, element_oid(i, enum_oid));
+      patch_be32(array.data() + 12, static_cast<std::uint32_t>(rows_));
+      patch_be32(array.data() + 16, 1);  // Lower bound.
+      out.values.push_back(array.data());
+      out.lengths.push_back(static_cast<int>(array.size()));
+      out.formats.push_back(1);
+    }
+  }
+
+  std::size_t columns() const { return columns_.size(); }
 
   void clear() {
     for (std::string& array : arrays_) array.clear();  // Keeps the capacity for the next batch.
+    has_null_ = 0;
+    rows_ = 0;
   }
 
  private:
-  std::string statement_name() const { return "jackpot_insert_" + name_; }
+  template <typename T>
+  void append_binary(std::size_t i, const T& value) {
+    std::string& array = arrays_[i];
+    if (array.empty()) array.resize(kArrayHeader);  // Written by finish_binary().
+    if constexpr (std::is_same_v<T, std::optional<std::int64_t>> ||
+                  std::is_same_v<T, std::optional<Bytea>>) {
+      if (!value) {
+        put_be32(array, 0xFFFF'FFFFU);  // Length -1: NULL.
+        has_null_ |= 1U << i;
+        return;
+      }
+      binary_element(array, types_[i], *value);
+    } else {
+      binary_element(array, types_[i], value);
+    }
+  }
 
-  // The INSERT with `argument(out, i)` writing the i-th column's array.
+  std::uint32_t element_oid(
+      std::size_t i, const std::function<std::uint32_t(const std::string&)>& enum_oid) const {
+    switch (types_[i]) {
+      case ColumnType::int8:
+        return 20;
+      case ColumnType::int4:
+        return 23;
+      case ColumnType::text:
+        return 25;
+      case ColumnType::bytea:
+        return 17;
+      case ColumnType::boolean:
+        return 16;
+      case ColumnType::timestamptz:
+        return 1184;
+      case ColumnType::enumeration:
+        return enum_oid(columns_[i].second);
+    }
+    return 0;
+  }
+
+  // The INSERT with `argument(out, i)` writing the i-th column's array; no terminator.
   template <typename Argument>
   void append_insert(std::string& sql, Argument argument) const {
     sql += "INSERT INTO ";
@@ -184,20 +340,24 @@ class BatchRows::Table {
     if (ordered_) {
       sql += ") WITH ORDINALITY AS u(";
       for (std::size_t i = 0; i < columns_.size(); ++i) sql += "c" + std::to_string(i) + ", ";
-      sql += "ord) ORDER BY ord;\n";
+      sql += "ord) ORDER BY ord";
     } else {
-      sql += ");\n";
+      sql += ")";
     }
   }
 
   std::string name_;
   std::vector<std::pair<std::string, std::string>> columns_;  // Name and SQL type.
+  std::vector<ColumnType> types_;
   std::vector<std::string> arrays_;
+  std::uint32_t has_null_ = 0;  // Bit i: column i holds a NULL.
+  std::size_t rows_ = 0;
+  bool binary_ = false;
   bool ordered_ = false;
   static constexpr std::size_t kMaxColumns = 16;
 };
 
-BatchRows::BatchRows() {
+BatchRows::BatchRows(Format format) : format_(format) {
   // Parents before children: every reference (foreign key or statement check) is satisfied.
   rounds_ =
       add_table("rounds", {{"round_key", "bigint"}, {"table_id", "text"}, {"round_id", "bigint"}});
@@ -285,7 +445,8 @@ BatchRows::~BatchRows() = default;
 BatchRows::Table* BatchRows::add_table(std::string name,
                                        std::vector<std::pair<std::string, std::string>> columns,
                                        bool ordered) {
-  tables_.push_back(std::make_unique<Table>(std::move(name), std::move(columns), ordered));
+  tables_.push_back(std::make_unique<Table>(std::move(name), std::move(columns),
+                                            format_ == Format::binary, ordered));
   return tables_.back().get();
 }
 
@@ -306,7 +467,7 @@ void BatchRows::add(const Records& records) {
     if (round.phase == RoundPhase::open) {
       rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
     }
-    round_events_->add(key, std::string(to_string(round.phase)), timestamp_text(round.time_us),
+    round_events_->add(key, std::string(to_string(round.phase)), Timestamp{round.time_us},
                        round.reason, bytea(first->encoded.request()),
                        bytea(first->encoded.answer()));
   }
@@ -337,7 +498,7 @@ void BatchRows::add(const Records& records) {
     draws_->add(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
                 draw.link.value(), static_cast<std::int64_t>(draw.level),
                 std::string(to_string(draw.kind)), draw.inputs, draw.outcome, point, salt,
-                commitment, timestamp_text(draw.time_us), above, up_to);
+                commitment, Timestamp{draw.time_us}, above, up_to);
   }
   for (const TransferRecord& record : records.transfers) {
     const Transfer& t = record.transfer;
@@ -362,7 +523,7 @@ void BatchRows::add(const Records& records) {
   }
   for (const LinkStatusRecord& status : records.link_statuses) {
     statuses_->add(status.link.value(), std::string(to_string(status.status)),
-                   timestamp_text(status.time_us), status.changed_by, status.reason);
+                   Timestamp{status.time_us}, status.changed_by, status.reason);
   }
 }
 
@@ -373,14 +534,13 @@ void BatchRows::add_payouts(const Records& records) {
   for (const Payout& payout : records.payouts) {
     const auto approvals = static_cast<std::int64_t>(payout.approved_by.size());
     if (approvals == 0 && payout.state != PayoutState::rejected) {
-      payouts_->add(static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
-                    static_cast<std::int64_t>(payout.round.value()),
-                    static_cast<std::int64_t>(payout.seat), payout.link.value(),
-                    std::string(to_string(payout.kind)), static_cast<std::int64_t>(payout.level),
-                    payout.hand, payout.amount.micros(),
-                    static_cast<std::int64_t>(payout.approvals_required),
-                    static_cast<std::int64_t>(payout.award_transfer.value()),
-                    timestamp_text(payout.created_us));
+      payouts_->add(
+          static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
+          static_cast<std::int64_t>(payout.round.value()), static_cast<std::int64_t>(payout.seat),
+          payout.link.value(), std::string(to_string(payout.kind)),
+          static_cast<std::int64_t>(payout.level), payout.hand, payout.amount.micros(),
+          static_cast<std::int64_t>(payout.approvals_required),
+          static_cast<std::int64_t>(payout.award_transfer.value()), Timestamp{payout.created_us});
     }
     std::string state = "pending";
     std::int64_t seq = 1 + approvals;
@@ -399,19 +559,58 @@ void BatchRows::add_payouts(const Records& records) {
 }
 
 std::string BatchRows::sql() const {
+  if (format_ != Format::text) throw std::logic_error("sql() of a binary batch");
   std::string sql;
-  append_sql(sql, false);
+  for (const auto& table : tables_) table->append_sql(sql);
   return sql;
 }
 
-void BatchRows::append_sql(std::string& sql, bool prepared) const {
-  for (const auto& table : tables_) table->append_sql(sql, prepared);
+std::uint32_t BatchRows::statement_tables() const {
+  std::uint32_t mask = 0;
+  for (std::size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t]->rows() > 0) mask |= 1U << t;
+  }
+  return mask;
 }
 
-std::string BatchRows::prepare_sql() const {
+std::string BatchRows::statement_name() const {
+  char name[32];
+  std::snprintf(name, sizeof name, "jackpot_batch_%x", statement_tables());
+  return name;
+}
+
+// WITH t0 AS (INSERT ...), t1 AS (INSERT ...) INSERT ...: one statement, so one round of
+// executor start-up and one plan for the batch. The reference checks and foreign keys run at its
+// end and see every table's new rows, so the order of the inserts does not matter.
+std::string BatchRows::statement_sql() const {
   std::string sql;
-  for (const auto& table : tables_) table->append_prepare(sql);
+  std::size_t parameter = 1;
+  std::size_t written = 0;
+  const std::size_t tables = static_cast<std::size_t>(std::popcount(statement_tables()));
+  for (const auto& table : tables_) {
+    if (table->rows() == 0) continue;
+    ++written;
+    if (written < tables) {
+      sql += written == 1 ? "WITH " : ", ";
+      sql += "t" + std::to_string(written) + " AS (";
+    } else if (written > 1) {
+      sql += ' ';
+    }
+    table->append_parameterized(sql, parameter);
+    if (written < tables) sql += ')';
+    parameter += table->columns();
+  }
   return sql;
+}
+
+BinaryParameters BatchRows::finish_binary(
+    const std::function<std::uint32_t(const std::string&)>& enum_oid) {
+  if (format_ != Format::binary) throw std::logic_error("finish_binary() of a text batch");
+  BinaryParameters parameters;
+  for (const auto& table : tables_) {
+    if (table->rows() > 0) table->finish_binary(enum_oid, parameters);
+  }
+  return parameters;
 }
 
 void BatchRows::clear() {

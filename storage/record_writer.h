@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <pqxx/connection>
 #include <pqxx/transaction>
@@ -20,28 +21,45 @@ struct LinkRow {
 };
 void write_links(pqxx::work& tx, const std::vector<LinkRow>& links);
 
-// The SQL that writes a batch of commands' records: one INSERT per table, rows in command
-// order, parent tables before their children, no transaction of its own. Built
-// command by command (add), so that a batch can be rendered while the one before it commits.
-// Strings are written as standard SQL literals: the session must have
-// standard_conforming_strings on (storage::connect sets it).
+// A prepared statement's parameters, all in binary format; the pointers point into the
+// BatchRows that made them and stay valid until it changes.
+struct BinaryParameters {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+
+// A batch of commands' records as one INSERT per table, rows in command order, with no
+// transaction of its own. Built command by command (add), so that a batch can be rendered while
+// the one before it commits. In text format, as SQL statements with the rows in array literals
+// (strings written as standard SQL literals: the session must have standard_conforming_strings
+// on, as storage::connect sets it). In binary format, as one prepared statement whose parameters
+// are the columns in PostgreSQL's binary array format: the server neither parses nor converts
+// the values' text, and plans the statement once per session.
 class BatchRows {
  public:
-  BatchRows();
+  enum class Format { text, binary };
+  explicit BatchRows(Format format = Format::text);
   ~BatchRows();
   BatchRows(const BatchRows&) = delete;
   BatchRows& operator=(const BatchRows&) = delete;
 
   // Adds one command's records. Throws std::invalid_argument on a value SQL cannot carry (a NUL
-  // character), possibly after adding some of the command's rows: clear() before reusing it.
+  // character, an integer too large for its column), possibly after adding some of the command's
+  // rows: clear() before reusing it.
   void add(const Records& records);
   std::size_t commands() const { return commands_; }
-  // Everything added, as statements; empty when nothing was added.
+  // Text format: everything added, as statements; empty when nothing was added.
   std::string sql() const;
-  // The same, appended; `prepared`: as EXECUTEs of the statements prepare_sql() prepares, for a
-  // session that ran it (the server then plans each insert once per session, not per batch).
-  void append_sql(std::string& sql, bool prepared) const;
-  std::string prepare_sql() const;
+
+  // Binary format, when something was added. The statement's name depends only on which tables
+  // have rows, so a session prepares each variant once (statement_sql() is its text).
+  std::string statement_name() const;
+  std::string statement_sql() const;
+  // The statement's parameters; `enum_oid` gives the type OID of an enum column's type, by the
+  // type's name (the server assigns those). Call once, when nothing more will be added.
+  BinaryParameters finish_binary(const std::function<std::uint32_t(const std::string&)>& enum_oid);
+
   // Starts over, keeping the memory for the next batch.
   void clear();
 
@@ -50,7 +68,10 @@ class BatchRows {
   Table* add_table(std::string name, std::vector<std::pair<std::string, std::string>> columns,
                    bool ordered = false);
   void add_payouts(const Records& records);
+  // Bit t: tables_[t] has rows.
+  std::uint32_t statement_tables() const;
 
+  Format format_;
   std::vector<std::unique_ptr<Table>> tables_;
   Table* rounds_ = nullptr;
   Table* round_events_ = nullptr;

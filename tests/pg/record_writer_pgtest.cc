@@ -7,10 +7,12 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <random>
+#include <set>
 
 #include "controller/engine.h"
 #include "controller/paytable_loader.h"
 #include "controller/recovery.h"
+#include "storage/commit_connection.h"
 #include "storage/migrations.h"
 #include "storage/record_writer.h"
 #include "storage/state_loader.h"
@@ -75,6 +77,7 @@ class RecordWriterTest : public ::testing::Test {
     storage::write_links(tx, {{"pg-link", 2}});
     storage::write_records(tx, created);
     tx.commit();
+    history_.push_back(std::move(created));
   }
 
   // Runs one command and writes its records in a transaction of their own.
@@ -85,6 +88,7 @@ class RecordWriterTest : public ::testing::Test {
     pqxx::work tx(*connection_);
     storage::write_records(tx, records);
     tx.commit();
+    history_.push_back(records);
     last_ = std::move(records);
     return result;
   }
@@ -152,7 +156,21 @@ class RecordWriterTest : public ::testing::Test {
   std::unique_ptr<pqxx::connection> connection_;
   std::unique_ptr<Engine> engine_;
   Records last_;
+  std::vector<Records> history_;  // Every command's records as written, the opening first.
 };
+
+// Every row of a table, as text, sorted, without the columns the server fills with its clock
+// (`server_time`): two databases hold the same rows when these are equal.
+std::vector<std::string> rows_of(pqxx::connection& connection, const std::string& table,
+                                 const std::string& server_time = "") {
+  pqxx::read_transaction tx(connection);
+  std::vector<std::string> rows;
+  for (const auto& row : tx.exec("SELECT (to_jsonb(t) - '" + server_time + "')::text FROM " +
+                                 table + " t ORDER BY 1")) {
+    rows.push_back(row[0].as<std::string>());
+  }
+  return rows;
+}
 
 TEST_F(RecordWriterTest, TheLedgerInSqlEqualsTheEngineToTheMicro) {
   play_rounds(400);
@@ -594,6 +612,105 @@ TEST_F(RecordWriterTest, TextComesBackExactlyAsWritten) {
   EXPECT_EQ(last[0][1].as<std::string>(), "one");
   EXPECT_EQ(last[2][0].as<std::string>(), "open");
   EXPECT_EQ(last[2][1].as<std::string>(), "three");
+}
+
+// The committer writes batches as one prepared statement with binary arrays; the rows it stores
+// are exactly those the text SQL stores. One database gets each command's records as text, the
+// other the same records in batches of 1 to 7 commands through the committer's connection (so a
+// round's lock and settle often share a statement), and every table is compared row by row.
+TEST_F(RecordWriterTest, BinaryBatchesStoreWhatTheTextSqlStores) {
+  play_rounds(150, /*settle_payouts=*/true);
+  const std::string awkward = "it's \"odd\" \\ {a,b} NULL, \u00fcber 10\u20ac";
+  ASSERT_TRUE(run([&](Engine& e, Records& r) {
+    return e.set_link_status(LinkId("pg-link"), LinkStatus::closed, "ops/o'neil", awkward, r);
+  }));
+  ASSERT_TRUE(run([&](Engine& e, Records& r) {
+    return e.set_link_status(LinkId("pg-link"), LinkStatus::open, "ops", "review done", r);
+  }));
+
+  TestDatabase binary_database;
+  auto binary_connection = binary_database.connect();
+  storage::apply_migrations(*binary_connection);
+  {
+    pqxx::work tx(*binary_connection);
+    storage::write_links(tx, {{"pg-link", 2}});
+    tx.commit();
+  }
+  storage::CommitConnection committer(binary_database.dsn());
+  std::map<std::string, std::uint32_t> oids;
+  for (const char* type : {"account_kind", "transfer_kind"}) {
+    oids[type] = static_cast<std::uint32_t>(std::stoul(committer.exec(
+        std::string("SELECT '") + type + "'::regtype::oid::text", std::chrono::seconds(10))));
+  }
+  storage::BatchRows batch(storage::BatchRows::Format::binary);
+  std::set<std::string> statements;
+  std::size_t next = 0;
+  for (std::size_t size = 1; next < history_.size(); size = size % 7 + 1) {
+    batch.clear();
+    for (std::size_t n = 0; n < size && next < history_.size(); ++n) batch.add(history_[next++]);
+    const auto parameters =
+        batch.finish_binary([&](const std::string& type) { return oids.at(type); });
+    statements.insert(batch.statement_name());
+    committer.prepare(batch.statement_name(), batch.statement_sql(), std::chrono::seconds(10));
+    committer.exec_prepared(batch.statement_name(), parameters.values, parameters.lengths,
+                            parameters.formats, std::chrono::seconds(10));
+  }
+  EXPECT_GT(statements.size(), 3U);  // Batches with different tables took different statements.
+
+  // Tables, each with the column its server's clock fills (the time of the write).
+  for (const auto& [table, server_time] :
+       std::vector<std::pair<std::string, std::string>>{{"links", ""},
+                                                        {"rounds", ""},
+                                                        {"round_events", ""},
+                                                        {"wagers", ""},
+                                                        {"hands", ""},
+                                                        {"draws", ""},
+                                                        {"transfers", "posted_at"},
+                                                        {"payouts", ""},
+                                                        {"payout_events", "at"},
+                                                        {"dynamic_pays", ""},
+                                                        {"must_hit_by_hits", ""},
+                                                        {"link_status_events", ""}}) {
+    const auto text_rows = rows_of(*connection_, table, server_time);
+    EXPECT_EQ(rows_of(*binary_connection, table, server_time), text_rows) << table;
+    if (table != "dynamic_pays") {  // This link has no Dynamic Pay.
+      EXPECT_FALSE(text_rows.empty()) << table;
+    }
+  }
+}
+
+// A binary batch refuses what SQL cannot carry before anything is sent, and a refused command
+// leaves no partial row behind (unnest would pad the shorter columns with NULLs).
+TEST_F(RecordWriterTest, ABinaryBatchRefusesNulAndOversizedIntegers) {
+  storage::BatchRows batch(storage::BatchRows::Format::binary);
+  Records poisoned;
+  poisoned.link_statuses.push_back(
+      {LinkId("pg-link"), LinkStatus::open, 1, "ops", std::string("a\0b", 3)});
+  EXPECT_THROW(batch.add(poisoned), std::invalid_argument);
+  Records too_large;
+  too_large.dynamic_pays.push_back({1, LinkId("pg-link"), 1U << 31, 1});
+  EXPECT_THROW(batch.add(too_large), std::invalid_argument);
+
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T1"), RoundId(1)}, r);
+  }));
+  Records status;
+  status.link_statuses.push_back({LinkId("pg-link"), LinkStatus::closed, 2, "ops", "why"});
+  batch.add(status);
+  storage::CommitConnection committer(database_.dsn());
+  const auto parameters = batch.finish_binary([](const std::string&) -> std::uint32_t {
+    throw std::logic_error("no enum column in these rows");
+  });
+  committer.prepare(batch.statement_name(), batch.statement_sql(), std::chrono::seconds(10));
+  committer.exec_prepared(batch.statement_name(), parameters.values, parameters.lengths,
+                          parameters.formats, std::chrono::seconds(10));
+  pqxx::read_transaction tx(*connection_);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM dynamic_pays")[0].as<int>(), 0);
+  const auto rows =
+      tx.exec("SELECT status, reason FROM link_status_events WHERE changed_by = 'ops'");
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_EQ(rows[0][0].as<std::string>(), "closed");
+  EXPECT_EQ(rows[0][1].as<std::string>(), "why");
 }
 
 }  // namespace
