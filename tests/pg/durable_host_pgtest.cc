@@ -310,6 +310,75 @@ TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
   host.stop();
 }
 
+// Batches are pipelined: the next is sent while the one before waits for its commit. When that
+// commit fails, the batch sent behind it must not commit either, although it would on its own:
+// both callers hear UNAVAILABLE and the database and the engine keep neither.
+TEST(DurableHost, ABatchSentBehindOneWhoseCommitFailsDoesNotCommit) {
+  DurableFloor floor(7);
+  auto& control = floor.control;
+  EngineHost& host = *floor.host;
+  ASSERT_TRUE(floor.open(1).ok());
+  {
+    // Fails the commit of a void while switched on, half a second into the COMMIT: a deferred
+    // check, so the void's rows are written first and the host sends the next batch behind it.
+    pqxx::work tx(*control);
+    tx.exec("CREATE TABLE fail_voids (on_ boolean)");
+    tx.exec(
+        "CREATE FUNCTION fail_void_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.phase = 'voided' AND EXISTS (SELECT 1 FROM fail_voids) THEN "
+        "PERFORM pg_sleep(0.5); RAISE EXCEPTION 'injected failure at commit'; END IF; "
+        "RETURN NULL; END $$");
+    tx.exec(
+        "CREATE CONSTRAINT TRIGGER fail_void AFTER INSERT ON round_events DEFERRABLE INITIALLY "
+        "DEFERRED FOR EACH ROW EXECUTE FUNCTION fail_void_at_commit()");
+    tx.exec("INSERT INTO fail_voids VALUES (true)");
+    tx.commit();
+  }
+  const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
+  const std::uint64_t sent_before = host.batches_sent();
+
+  Answered<Result<VoidRoundAnswer, EngineFailure>> voided;
+  host.submit(
+      [](Engine& engine, Records& records) {
+        return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
+      },
+      [&](auto answer) { voided.set(std::move(answer)); });
+  std::this_thread::sleep_for(150ms);  // The void's rows are written; its COMMIT is sleeping.
+  Answered<Result<OpenRoundAnswer, EngineFailure>> opened;
+  host.submit(
+      [](Engine& engine, Records& records) {
+        return engine.open_round({TableId("T1"), RoundId(2)}, records);
+      },
+      [&](auto answer) { opened.set(std::move(answer)); });
+
+  const auto void_answer = voided.wait(10s);
+  const auto open_answer = opened.wait(10s);
+  ASSERT_TRUE(void_answer && open_answer);
+  EXPECT_EQ(host.batches_sent(), sent_before + 2) << "the open was not sent behind the void";
+  ASSERT_FALSE(void_answer->ok());
+  EXPECT_EQ(void_answer->error().code, EngineError::link_unavailable);
+  ASSERT_FALSE(open_answer->ok()) << "answered a batch sent behind a failed one";
+  EXPECT_EQ(open_answer->error().code, EngineError::link_unavailable);
+
+  {
+    pqxx::work tx(*control);
+    tx.exec("DELETE FROM fail_voids");
+    tx.commit();
+  }
+  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(host.failed());
+  EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
+  pqxx::work check(*control);
+  EXPECT_EQ(check.exec1("SELECT count(*) FROM rounds WHERE round_id = 2")[0].as<int>(), 0);
+  EXPECT_EQ(check.exec1("SELECT count(*) FROM round_events WHERE phase = 'voided'")[0].as<int>(),
+            0);
+  check.commit();
+  // The tables' retries go through once the database takes them.
+  EXPECT_TRUE(floor.void_round(1).ok());
+  EXPECT_TRUE(floor.open(2).ok());
+}
+
 }  // namespace
 }  // namespace jackpot
 
