@@ -83,7 +83,6 @@ storage::CommitConnection& PostgresDurability::committer() {
           fresh->exec(std::string("SELECT '") + type + "'::regtype::oid::text", answer_deadline());
       enum_oids_.emplace(type, static_cast<std::uint32_t>(std::stoul(oid)));
     }
-    fresh->pipeline();
     backend_ = Backend{fresh->backend_pid(), started};
     committer_ = std::move(fresh);
   }
@@ -190,25 +189,18 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::op
   }
 }
 
-void PostgresDurability::lose_connection() {
-  if (backend_) orphan_ = backend_;  // Recovery waits until it is gone (end_orphan).
-  backend_.reset();
-  committer_.reset();
-}
-
-bool PostgresDurability::send(std::size_t commands, std::string& error) {
+bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& error) {
   try {
     if (!sealed_error_.empty()) {
       error = sealed_error_;
-      lose_connection();  // Batches in flight before it may commit; nothing after them does.
       return false;
     }
-    if (sealed_->commands() != commands) {
+    if (sealed_->commands() != batch.size()) {
       error = "internal error: " + std::to_string(sealed_->commands()) +
-              " commands staged for a batch of " + std::to_string(commands);
-      lose_connection();
+              " commands staged for a batch of " + std::to_string(batch.size());
       return false;
     }
+    if (sealed_->commands() == 0) return true;
     storage::CommitConnection& connection = committer();
     const storage::BinaryParameters parameters =
         sealed_->finish_binary([this](const std::string& type) {
@@ -216,32 +208,20 @@ bool PostgresDurability::send(std::size_t commands, std::string& error) {
           if (found == enum_oids_.end()) throw std::logic_error("no OID for type " + type);
           return found->second;
         });
-    // One statement in its own transaction, queued behind the batches in flight; libpq copies
-    // the parameters, so the sealed rows may be reused at once.
+    // One round trip and one statement, committed when it succeeds and rolled back whole when
+    // any of its inserts or checks fails.
     const std::string statement = sealed_->statement_name();
-    connection.send_batch(
-        statement, connection.prepared(statement) ? std::string() : sealed_->statement_sql(),
-        parameters.values, parameters.lengths, parameters.formats, answer_deadline());
-    return true;
-  } catch (const std::exception& failure) {
-    error = failure.what();
-    lose_connection();
-    return false;
-  }
-}
-
-bool PostgresDurability::wait(int wake, Progress& progress, std::string& error) {
-  try {
-    if (!committer_ || !committer_->is_open()) {
-      throw std::runtime_error("the commit connection is closed");
+    if (!connection.prepared(statement)) {
+      connection.prepare(statement, sealed_->statement_sql(), answer_deadline());
     }
-    const auto seen = committer_->wait(wake);
-    progress.committed = seen.committed;
-    progress.oldest_rows_written = seen.oldest_rows_written;
+    connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
+                             answer_deadline());
     return true;
   } catch (const std::exception& failure) {
     error = failure.what();
-    lose_connection();
+    if (backend_) orphan_ = backend_;  // Recovery waits until it is gone (end_orphan).
+    backend_.reset();
+    committer_.reset();
     return false;
   }
 }

@@ -33,13 +33,11 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   Result<std::unique_ptr<Engine>, std::vector<std::string>> open();
 
   // Each command's rows are rendered as it joins the gathering batch (stage), so that the
-  // committer only sends them; send() refuses a batch that was not staged. Batches go out on one
-  // connection in libpq's pipeline mode (storage::CommitConnection::send_batch).
+  // committer only sends them; commit() refuses a batch that was not staged.
   void stage(const Records& records) override;
   void seal() override;
   void discard() override;
-  bool send(std::size_t commands, std::string& error) override;
-  bool wait(int wake, Progress& progress, std::string& error) override;
+  bool commit(const std::vector<Records>& batch, std::string& error) override;
   std::unique_ptr<Engine> recover(std::string& error) override;
 
   // Reads on a connection of its own, so that reports never wait for or disturb commits.
@@ -51,9 +49,6 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   pqxx::connection& connection();
   storage::CommitConnection& committer();
   std::chrono::milliseconds answer_deadline() const;
-  // After a failed send or wait: the connection's server process may still commit what it had,
-  // so recovery waits until it is gone.
-  void lose_connection();
   Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
   std::vector<std::string> open_new_links(const storage::StoredState& state);
 

@@ -1,13 +1,6 @@
 #include "controller/engine_host.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <deque>
-#include <iterator>
-#include <system_error>
 #include <utility>
 
 namespace jackpot {
@@ -16,28 +9,12 @@ EngineHost::EngineHost(std::unique_ptr<Engine> engine, Durability* durability,
                        std::size_t batch_commands_max)
     : engine_(std::move(engine)), durability_(durability), batch_commands_max_(batch_commands_max) {
   if (durability_ != nullptr) {
-    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (wake_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
     committer_ = std::thread([this] { commit_loop(); });
     responder_ = std::thread([this] { respond_loop(); });
   }
 }
 
-EngineHost::~EngineHost() {
-  stop();
-  if (wake_ >= 0) ::close(wake_);
-}
-
-void EngineHost::wake_committer() {
-  const std::uint64_t one = 1;
-  // A full counter already wakes it; nothing else can fail on an eventfd.
-  [[maybe_unused]] const auto written = ::write(wake_, &one, sizeof one);
-}
-
-void EngineHost::drain_wake() {
-  std::uint64_t count = 0;
-  [[maybe_unused]] const auto read = ::read(wake_, &count, sizeof count);
-}
+EngineHost::~EngineHost() { stop(); }
 
 void EngineHost::stop_watches() {
   {
@@ -129,86 +106,38 @@ bool EngineHost::stopping() {
   return status_stopping_;
 }
 
-// Sends each gathered batch as soon as the pipeline has room: at once when nothing is in
-// flight, or, with one batch in flight, once that batch has written its rows (then the server
-// starts on the next the moment the first commit reaches the disk, and the next has gathered
-// for as long as the first took to write). Answers callers as their batches commit, in order.
 void EngineHost::commit_loop() {
-  struct InFlight {
-    std::uint64_t sequence = 0;
-    std::vector<Records> batch;
-    std::chrono::steady_clock::time_point sent;
-  };
-  std::deque<InFlight> flight;
-  bool oldest_rows_written = false;
   std::unique_lock lock(mutex_);
-  const auto lose_all = [&](const std::string& error) {
-    const auto now = std::chrono::steady_clock::now();
-    std::vector<InFlight> lost(std::make_move_iterator(flight.begin()),
-                               std::make_move_iterator(flight.end()));
-    flight.clear();
-    lock.unlock();
-    for (InFlight& batch : lost) {
-      deliver(after_commit({}, std::move(batch.batch),
-                           std::chrono::duration<double>(now - batch.sent).count(), false));
-    }
-    fail_and_recover(error);
-    lock.lock();
-  };
   for (;;) {
-    const bool room = flight.empty() || (flight.size() == 1 && oldest_rows_written);
-    if (room && !gathering_.empty() && !failed_) {
-      InFlight next{gathering_sequence_++, {}, std::chrono::steady_clock::now()};
-      next.batch.swap(gathering_);
-      durability_->seal();
-      in_flight_ = next.sequence;
-      space_.notify_all();
-      const std::size_t commands = next.batch.size();
-      ++batches_sent_;
-      flight.push_back(std::move(next));
-      if (flight.size() == 1) oldest_rows_written = false;
-      lock.unlock();
-      std::string error;
-      const bool sent = durability_->send(commands, error);
-      lock.lock();
-      if (!sent) lose_all(error);
-      continue;
-    }
-    if (flight.empty()) {
-      if (stopping_ && gathering_.empty()) return;  // Everything is written.
-      work_.wait(lock, [&] { return stopping_ || !gathering_.empty(); });
-      continue;
-    }
-    // Wait for the batches in flight; with room for one more, also for the first command of it.
-    const bool could_send = flight.size() == 1 && oldest_rows_written;
-    const bool wake_on_command = could_send && gathering_.empty();
-    wake_on_command_ = wake_on_command;
+    work_.wait(lock, [&] { return stopping_ || !gathering_.empty(); });
+    if (gathering_.empty()) return;  // Stopping, and everything is written.
+    std::vector<Records> batch;
+    batch.swap(gathering_);
+    durability_->seal();
+    in_flight_ = gathering_sequence_++;
+    space_.notify_all();
     lock.unlock();
-    Durability::Progress progress;
     std::string error;
-    const bool ok = durability_->wait(wake_on_command ? wake_ : -1, progress, error);
-    drain_wake();
+    const auto started = std::chrono::steady_clock::now();
+    const bool ok = durability_->commit(batch, error);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     lock.lock();
-    wake_on_command_ = false;
-    if (!ok) {
-      lose_all(error);
-      continue;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < progress.committed && !flight.empty(); ++i) {
-      InFlight done = std::move(flight.front());
-      flight.pop_front();
-      committed_sequence_ = done.sequence;
+    if (ok) {
+      committed_sequence_ = in_flight_;
       ++batches_committed_;
-      commands_committed_ += done.batch.size();
+      commands_committed_ += batch.size();
+      committed_.notify_all();
       std::vector<Waiter> ready = take_waiters(false);
       lock.unlock();
-      deliver(after_commit(std::move(ready), std::move(done.batch),
-                           std::chrono::duration<double>(now - done.sent).count(), true));
+      deliver(after_commit(std::move(ready), std::move(batch), seconds, true));
       lock.lock();
+      continue;
     }
-    if (progress.committed > 0) committed_.notify_all();
-    oldest_rows_written = progress.oldest_rows_written;
+    lock.unlock();
+    deliver(after_commit({}, std::move(batch), seconds, false));
+    fail_and_recover(error);
+    lock.lock();
   }
 }
 
@@ -279,11 +208,6 @@ void EngineHost::bump_status() {
     ++status_version_;
   }
   status_changed_.notify_all();
-}
-
-std::uint64_t EngineHost::batches_sent() {
-  std::lock_guard lock(mutex_);
-  return batches_sent_;
 }
 
 std::uint64_t EngineHost::batches_committed() {

@@ -17,33 +17,20 @@
 namespace jackpot {
 
 // Where the host makes records durable, and rebuilds the engine from after a failure.
-//
-// Each command's records are staged as the command joins the gathering batch (stage(), called
-// with the host's lock held, in order, so that a durability can render a batch while those
-// before it commit); seal() makes the gathering batch the next to send, discard() abandons it.
-// Batches are pipelined: send() starts committing the sealed batch as one transaction behind
-// those already in flight, and wait() reports, in order, which of them committed. A batch that
-// fails takes every batch sent after it down with it: none of those commits.
 class Durability {
  public:
   virtual ~Durability() = default;
-  // What wait() saw of the batches in flight.
-  struct Progress {
-    std::size_t committed = 0;         // How many of the oldest batches committed, in order.
-    bool oldest_rows_written = false;  // The oldest batch still in flight has written its rows:
-                                       // it only waits for its commit to reach the disk.
-  };
-  // Starts committing the sealed batch of `commands` commands; false (with the reason) if it
-  // cannot, in which case neither it nor any batch still in flight will commit.
-  virtual bool send(std::size_t commands, std::string& error) = 0;
-  // Waits until a batch in flight commits or has written its rows, or until `wake` (a file
-  // descriptor, or -1) becomes readable. False (with the reason) when a batch failed or did not
-  // answer in time: nothing still in flight may be assumed durable.
-  virtual bool wait(int wake, Progress& progress, std::string& error) = 0;
+  // Writes every record of the batch in one transaction; false (with the reason) if it did not
+  // commit, in which case nothing of the batch may be assumed durable.
+  virtual bool commit(const std::vector<Records>& batch, std::string& error) = 0;
   // The engine as the durable state describes it, or nothing (with the reason) while that
   // cannot be read.
   virtual std::unique_ptr<Engine> recover(std::string& error) = 0;
 
+  // Optional work ahead of commit(), called with the host's lock held: stage() for each
+  // command's records as it joins the gathering batch, in order; seal() when that batch becomes
+  // the next to commit; discard() when it is abandoned. A durability can render a batch while the
+  // one before it commits.
   virtual void stage(const Records&) {}
   virtual void seal() {}
   virtual void discard() {}
@@ -157,7 +144,6 @@ class EngineHost {
   void stop();
 
   // Figures for metrics and tests.
-  std::uint64_t batches_sent();
   std::uint64_t batches_committed();
   std::uint64_t commands_committed();
 
@@ -195,16 +181,10 @@ class EngineHost {
       durability_->stage(records);
       gathering_.push_back(std::move(records));
       work_.notify_one();
-      if (wake_on_command_) {
-        wake_on_command_ = false;
-        wake_committer();
-      }
     }
     return answer;
   }
   void fail_and_recover(const std::string& reason);
-  void wake_committer();
-  void drain_wake();
 
   std::mutex mutex_;
   std::unique_ptr<Engine> engine_;
@@ -212,11 +192,7 @@ class EngineHost {
   std::size_t batch_commands_max_;
   std::vector<Records> gathering_;
   std::uint64_t gathering_sequence_ = 1;  // The number of the batch now gathering.
-  std::uint64_t in_flight_ = 0;           // The newest batch sent, or the last one.
-  // The committer waits on the database and on wake_ (an eventfd) while it could send one more
-  // batch: the first command to gather then wakes it.
-  int wake_ = -1;
-  bool wake_on_command_ = false;
+  std::uint64_t in_flight_ = 0;           // The batch being written, or the last one.
   std::uint64_t committed_sequence_ = 0;  // The last batch written durably.
   // The batch holding the last change a command could have seen: the gathering one, or else the
   // one being committed.
@@ -252,7 +228,6 @@ class EngineHost {
   bool failed_ = false;
   bool stopping_ = false;
   bool committer_done_ = false;
-  std::uint64_t batches_sent_ = 0;
   std::uint64_t batches_committed_ = 0;
   std::uint64_t commands_committed_ = 0;
   std::condition_variable work_;

@@ -62,8 +62,6 @@ void CommitConnection::close() {
   if (conn_ != nullptr) PQfinish(conn_);
   conn_ = nullptr;
   prepared_.clear();
-  flight_.clear();
-  pipelined_ = false;
 }
 
 void CommitConnection::broken(const std::string& what) {
@@ -103,125 +101,6 @@ void CommitConnection::exec_prepared(const std::string& name,
     broken("cannot send the batch");
   }
   finish(until, deadline);
-}
-
-void CommitConnection::give_up(std::chrono::milliseconds deadline) {
-  // Ask the server to stop (it may not: a stopped process reads nothing) and give up on the
-  // connection; the outcome of what was sent stays unknown to us.
-  if (PGcancel* cancel = PQgetCancel(conn_)) {
-    char ignored[256];
-    PQcancel(cancel, ignored, sizeof ignored);
-    PQfreeCancel(cancel);
-  }
-  close();
-  throw DeadlineExceeded("no answer from the server within " + std::to_string(deadline.count()) +
-                         " ms");
-}
-
-void CommitConnection::pipeline() {
-  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
-  if (PQenterPipelineMode(conn_) != 1) broken("cannot enter pipeline mode");
-  pipelined_ = true;
-}
-
-void CommitConnection::send_batch(const std::string& name, const std::string& sql,
-                                  const std::vector<const char*>& values,
-                                  const std::vector<int>& lengths, const std::vector<int>& formats,
-                                  std::chrono::milliseconds deadline) {
-  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
-  if (!pipelined_) throw std::logic_error("send_batch() before pipeline()");
-  Queued queued;
-  queued.deadline = deadline;
-  queued.until = std::chrono::steady_clock::now() + deadline;
-  if (!prepared(name)) {
-    if (PQsendPrepare(conn_, name.c_str(), sql.c_str(), 0, nullptr) != 1) {
-      broken("cannot prepare a statement");
-    }
-    prepared_.insert(name);  // If it fails, so does the batch, and the connection is closed.
-    ++queued.queries_left;
-  }
-  const auto command = [&](const char* text) {
-    if (PQsendQueryParams(conn_, text, 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
-      broken("cannot send the batch");
-    }
-  };
-  command("BEGIN");
-  if (PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(values.size()), values.data(),
-                          lengths.data(), formats.data(), 0) != 1 ||
-      PQsendFlushRequest(conn_) != 1) {
-    broken("cannot send the batch");
-  }
-  command("COMMIT");
-  if (PQsendFlushRequest(conn_) != 1) broken("cannot send the batch");
-  queued.queries_left += 3;  // BEGIN, the rows, COMMIT: the rows are written when 1 is left.
-  flight_.push_back(queued);
-  flush(queued.until);
-}
-
-void CommitConnection::flush(std::chrono::steady_clock::time_point until) {
-  for (int sent = PQflush(conn_); sent != 0; sent = PQflush(conn_)) {
-    if (sent < 0) broken("cannot send the batch");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          until - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) return;  // The wait for its results gives up at the same deadline.
-    pollfd socket{PQsocket(conn_), POLLIN | POLLOUT, 0};
-    ::poll(&socket, 1, static_cast<int>(left));
-    if ((socket.revents & POLLIN) != 0 && PQconsumeInput(conn_) != 1) broken("lost the connection");
-  }
-}
-
-void CommitConnection::collect(Progress& progress) {
-  if (PQconsumeInput(conn_) != 1) broken("lost the connection");
-  while (!flight_.empty() && PQisBusy(conn_) == 0) {
-    PGresult* result = PQgetResult(conn_);
-    if (result == nullptr) {  // The end of one query's results.
-      if (--flight_.front().queries_left == 0) {
-        flight_.pop_front();
-        ++progress.committed;
-      }
-      continue;
-    }
-    const ExecStatusType status = PQresultStatus(result);
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
-      const char* primary = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
-      const std::string failure = std::string(severity != nullptr ? severity : "ERROR") + ":  " +
-                                  (primary != nullptr ? primary : PQresStatus(status));
-      PQclear(result);
-      close();  // Every batch behind it is skipped by the server: none of them commits.
-      throw std::runtime_error(failure);
-    }
-    PQclear(result);
-  }
-  flush(flight_.empty() ? std::chrono::steady_clock::now() : flight_.front().until);
-}
-
-CommitConnection::Progress CommitConnection::wait(int wake) {
-  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
-  Progress progress;
-  for (;;) {
-    collect(progress);
-    bool news = progress.committed > 0 || flight_.empty();
-    if (!flight_.empty() && flight_.front().queries_left <= 1 && !flight_.front().rows_reported) {
-      flight_.front().rows_reported = true;
-      news = true;
-    }
-    progress.oldest_rows_written = !flight_.empty() && flight_.front().queries_left <= 1;
-    if (news) return progress;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          flight_.front().until - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) give_up(flight_.front().deadline);
-    pollfd sockets[2] = {{PQsocket(conn_), POLLIN, 0}, {wake, POLLIN, 0}};
-    const int ready = ::poll(sockets, wake >= 0 ? 2 : 1, static_cast<int>(left));
-    if (ready < 0 && errno != EINTR) broken("cannot wait for the server");
-    if (wake >= 0 && (sockets[1].revents & POLLIN) != 0) {
-      collect(progress);
-      progress.oldest_rows_written = !flight_.empty() && flight_.front().queries_left <= 1;
-      return progress;
-    }
-  }
 }
 
 std::string CommitConnection::finish(std::chrono::steady_clock::time_point until,
@@ -266,7 +145,18 @@ std::string CommitConnection::finish(std::chrono::steady_clock::time_point until
       PQclear(result);
     }
     const auto left = remaining_ms();
-    if (left <= 0) give_up(deadline);
+    if (left <= 0) {
+      // Ask the server to stop (it may not: a stopped process reads nothing) and give up on the
+      // connection; the statement's outcome stays unknown to us.
+      if (PGcancel* cancel = PQgetCancel(conn_)) {
+        char ignored[256];
+        PQcancel(cancel, ignored, sizeof ignored);
+        PQfreeCancel(cancel);
+      }
+      close();
+      throw DeadlineExceeded("no answer from the server within " +
+                             std::to_string(deadline.count()) + " ms");
+    }
     pollfd socket{PQsocket(conn_), POLLIN, 0};
     const int ready = ::poll(&socket, 1, static_cast<int>(left));
     if (ready < 0 && errno != EINTR) broken("cannot wait for the server");

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -50,32 +49,6 @@ class CommitConnection {
                      const std::vector<int>& lengths, const std::vector<int>& formats,
                      std::chrono::milliseconds deadline);
 
-  // ---- Pipelined batches --------------------------------------------------------------------
-  // After pipeline(), the connection takes batches only through send_batch(): each is its own
-  // transaction (BEGIN, the prepared statement, COMMIT) queued behind those already sent, in
-  // libpq's pipeline mode with no sync point between them, so that a batch that fails makes
-  // the server skip every batch sent after it (they never commit), while a batch whose COMMIT
-  // succeeded stays committed. The server is asked to flush after each batch's rows and after
-  // its COMMIT, so the daemon hears of both as they happen.
-  void pipeline();
-  // Queues a batch: the statement prepared as `name` (prepared first, in the same pipeline, when
-  // this session has not prepared it: `sql` is its text) with binary parameters. libpq copies
-  // the parameters; each batch must reach the server within `deadline` of being sent, and its
-  // COMMIT must be answered within `deadline` too.
-  void send_batch(const std::string& name, const std::string& sql,
-                  const std::vector<const char*>& values, const std::vector<int>& lengths,
-                  const std::vector<int>& formats, std::chrono::milliseconds deadline);
-  // What the batches in flight have done since the last call.
-  struct Progress {
-    std::size_t committed = 0;         // Of the oldest batches in flight, in order.
-    bool oldest_rows_written = false;  // The oldest batch still in flight has written its rows.
-  };
-  // Waits until a batch in flight makes progress, or `wake` (a file descriptor; -1 for none)
-  // becomes readable, or the oldest batch's deadline passes. Throws as exec() does when a batch
-  // fails (none in flight will then commit) or the deadline passes.
-  Progress wait(int wake);
-  std::size_t in_flight() const { return flight_.size(); }
-
   bool is_open() const { return conn_ != nullptr; }
   // The server process serving this connection.
   std::int64_t backend_pid() const { return backend_pid_; }
@@ -87,26 +60,8 @@ class CommitConnection {
   std::string finish(std::chrono::steady_clock::time_point until,
                      std::chrono::milliseconds deadline);
   [[noreturn]] void broken(const std::string& what);
-  // Past a deadline: asks the server to cancel, closes the connection, throws DeadlineExceeded.
-  [[noreturn]] void give_up(std::chrono::milliseconds deadline);
-
-  // Reads every result that has arrived into `progress`, without blocking.
-  void collect(Progress& progress);
-  // Sends what libpq holds, waiting for the socket at most until `until`.
-  void flush(std::chrono::steady_clock::time_point until);
 
   std::set<std::string> prepared_;  // The statements this session has prepared.
-
-  // A batch in the pipeline: the queries whose results have not all arrived, and which of them
-  // writes the rows.
-  struct Queued {
-    int queries_left = 0;
-    std::chrono::steady_clock::time_point until;  // Its deadline.
-    std::chrono::milliseconds deadline{0};
-    bool rows_reported = false;  // wait() has told of its rows once.
-  };
-  std::deque<Queued> flight_;
-  bool pipelined_ = false;
 
   ::pg_conn* conn_ = nullptr;
   std::int64_t backend_pid_ = 0;
