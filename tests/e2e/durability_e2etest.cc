@@ -278,8 +278,7 @@ TEST(Durability, SigkillAtRandomMomentsLosesNothingAcknowledged) {
   Daemon daemon(database.dsn(), floor);
   // Four tables drive rounds concurrently, each retrying every request with the same ids until
   // it is answered, while this thread kills the daemon at random moments and restarts it. With
-  // several tables, batches often wait in the commit pipeline behind one another when the kill
-  // comes.
+  // four, the batch in flight when the kill comes usually holds several tables' commands.
   std::mutex acknowledged_mutex;
   std::vector<Acknowledged> acknowledged;
   std::atomic<bool> done{false};
