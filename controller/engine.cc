@@ -776,10 +776,14 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
   cards.count = 0;
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    const auto card = parse_card(texts[i]);
+    std::optional<Card> card = parse_two_letter_card(texts[i]);
     if (!card) {
-      return CardError{"cards of seat " + std::to_string(seat) + ", card " + std::to_string(i + 1) +
-                       ": " + card.error().message};
+      auto parsed = parse_card(texts[i]);
+      if (!parsed) {
+        return CardError{"cards of seat " + std::to_string(seat) + ", card " +
+                         std::to_string(i + 1) + ": " + parsed.error().message};
+      }
+      card = *parsed;
     }
     if (seen & card_bit(*card)) {
       return CardError{"cards of seat " + std::to_string(seat) + ": " + to_string(*card) +
