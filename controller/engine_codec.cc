@@ -79,10 +79,11 @@ class Writer {
  public:
   // Writes into one buffer per thread that only ever grows, so that encoding neither allocates
   // nor clears memory on the way; view() shows the bytes until the next Writer on the thread.
-  Writer() : buffer_(buffer()) {
-    if (buffer_.size() < 512) buffer_.resize(512);
-    begin_ = cur_ = buffer_.data();
-    end_ = begin_ + buffer_.size();
+  Writer() {
+    std::string& bytes = buffer();
+    if (bytes.size() < 512) bytes.resize(512);
+    begin_ = cur_ = bytes.data();
+    end_ = begin_ + bytes.size();
   }
   // Appends one message: the version byte, then its members.
   template <typename T>
@@ -103,21 +104,32 @@ class Writer {
   }
 
  private:
+  struct Room {
+    char* begin;
+    char* cur;
+    char* end;
+  };
   // Every put() makes room first and then writes through a plain pointer: no per-byte checks.
   static std::string& buffer() {
     thread_local std::string bytes;
     return bytes;
   }
   [[gnu::always_inline]] char* room(std::size_t count) {
-    if (static_cast<std::size_t>(end_ - cur_) < count) grow(count);
+    if (static_cast<std::size_t>(end_ - cur_) < count) [[unlikely]] {
+      const Room grown = grow(static_cast<std::size_t>(cur_ - begin_), count);
+      begin_ = grown.begin;
+      cur_ = grown.cur;
+      end_ = grown.end;
+    }
     return cur_;
   }
-  [[gnu::noinline]] void grow(std::size_t count) {
-    const std::size_t used = size();
-    buffer_.resize(std::max(2 * buffer_.size(), used + count));
-    begin_ = buffer_.data();
-    cur_ = begin_ + used;
-    end_ = begin_ + buffer_.size();
+  // Static, and the writer's pointers passed by value: the writer's address never leaves
+  // encode_pair(), so the compiler keeps them in registers instead of reloading them after every
+  // byte written (a char store may alias anything in memory).
+  [[gnu::noinline]] static Room grow(std::size_t used, std::size_t count) {
+    std::string& bytes = buffer();
+    bytes.resize(std::max(2 * bytes.size(), used + count));
+    return {bytes.data(), bytes.data() + used, bytes.data() + bytes.size()};
   }
   [[gnu::always_inline]] void varint(std::uint64_t value) {
     char* out = room(10);  // A 64-bit varint takes at most ten bytes.
@@ -130,20 +142,32 @@ class Writer {
   }
   [[gnu::always_inline]] void text(const std::string& value) {
     const std::size_t size = value.size();
-    varint(size);
-    char* out = room(std::max<std::size_t>(size, 16));
 #if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
-    // Most texts here are short (cards, ids, labels): those are copied as one 16-byte block, with
-    // no call. A libstdc++ std::string always owns at least 16 bytes at data(): its inline buffer
-    // (15 and the terminator), or a heap block of capacity 16 or more. The bytes copied past the
-    // text are overwritten by the next field or lie past the end, never in view().
+    // Most texts here are short (cards, ids, labels): those take one check for room, their
+    // one-byte length and one 16-byte block, with no call. A libstdc++ std::string always owns
+    // at least 16 bytes at data(): its inline buffer (15 and the terminator), or a heap block of
+    // capacity 16 or more. The bytes copied past the text are overwritten by the next field or
+    // lie past the end, never in view().
     static_assert(std::string().capacity() + 1 >= 16);
-    if (size <= 16) {
-      std::memcpy(out, value.data(), 16);
-      cur_ += size;
+    if (size <= 16) [[likely]] {
+      char* out = room(1 + 16);
+      *out = static_cast<char>(size);  // The varint of a size below 0x80.
+      std::memcpy(out + 1, value.data(), 16);
+      cur_ = out + 1 + size;
       return;
     }
 #endif
+    // 16 to 32 (paytable ids, row labels): two 16-byte blocks that overlap, both within the text.
+    if (size >= 16 && size <= 32) {
+      char* out = room(1 + 32);
+      *out = static_cast<char>(size);
+      std::memcpy(out + 1, value.data(), 16);
+      std::memcpy(out + 1 + size - 16, value.data() + size - 16, 16);
+      cur_ = out + 1 + size;
+      return;
+    }
+    varint(size);
+    char* out = room(size);
     std::memcpy(out, value.data(), size);
     cur_ += size;
   }
@@ -177,7 +201,6 @@ class Writer {
   requires std::is_class_v<T>
   void put(T& message) { fields(*this, message); }
 
-  std::string& buffer_;
   char* begin_ = nullptr;
   char* cur_ = nullptr;
   char* end_ = nullptr;
@@ -293,8 +316,10 @@ std::string encode_any(const T& value) {
   return std::string(writer.view());
 }
 
+// Flattened, so that the writer's member functions (and with them its pointers) stay in one
+// function: see Writer::grow().
 template <typename Request, typename Answer>
-EncodedCommand encode_pair(const Request& request, const Answer& answer) {
+[[gnu::flatten]] EncodedCommand encode_pair(const Request& request, const Answer& answer) {
   Writer writer;
   writer.message(request);
   const std::size_t request_size = writer.size();
