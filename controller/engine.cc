@@ -141,6 +141,39 @@ void write_cards_text(std::span<const Card> pocket, std::span<const Card> commun
   });
 }
 
+// Every seat's cards text on one link, from a template made once per link and round: the
+// community cards are the same for every seat and each seat has the same number of its own cards
+// (the link's rule), so a seat's text is the template with its own cards' letters written over
+// the first ones.
+class LinkCardsText {
+ public:
+  // `pocket_count` cards of the seat's own and the community cards, as write_cards_text() lays
+  // them out.
+  LinkCardsText(std::size_t pocket_count, std::span<const Card> community)
+      : pocket_count_(pocket_count) {
+    const std::array<Card, 7> placeholders{};
+    JACKPOT_INVARIANT(pocket_count <= placeholders.size(), "a seat holds seven cards at most");
+    write_cards_text(std::span<const Card>(placeholders).first(pocket_count), community, template_);
+  }
+  // The seat's text; `pocket` has the link's count of cards.
+  void write(std::span<const Card> pocket, CardsText& into) const {
+    JACKPOT_INVARIANT(pocket.size() == pocket_count_, "a seat's cards fit the link's template");
+    into = template_;
+    into.write_in_place([&](char* text) {
+      for (std::size_t i = 0; i < pocket.size(); ++i) {
+        const Card card = pocket[i];
+        std::memcpy(text + 3 * i,
+                    kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data() + 1, 2);
+      }
+      return template_.view().size();
+    });
+  }
+
+ private:
+  std::size_t pocket_count_;
+  CardsText template_;
+};
+
 }  // namespace
 
 struct Engine::LinkState {
@@ -909,6 +942,12 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     if (played.community == CommunitySource::link_cards) community = *link_cards;
     const RoundContext context{played.link->settings.suit_specific};
     const CommunityCards shared = community_cards(paytable.rule, community);  // Every seat's.
+    // The rule's card counts, checked here for every seat at once; check_card_counts() says
+    // what is wrong when a seat's are not right.
+    const CardCounts needed = card_counts(paytable.rule);
+    const bool community_counts = community.size() == needed.community;
+    std::optional<LinkCardsText> cards_text;
+    if (community_counts) cards_text.emplace(needed.pocket, community);
     for (const auto& wager : round->wagers[i]) {
       const SeatHandRequest& hand = *reported[wager.seat];
       SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
@@ -922,14 +961,16 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       } else {
         const SeatCards cards{seat_cards[wager.seat].view(), community};
         // Every card of the round is already parsed and dealt once (above): counts remain.
-        if (auto error = check_card_counts(paytable.rule, cards)) {
+        if (!community_counts || cards.pocket.size() != needed.pocket) {
+          const auto error = check_card_counts(paytable.rule, cards);
+          JACKPOT_INVARIANT(error.has_value(), "check_card_counts() refuses counts that differ");
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
         }
         outcome.row =
             resolve(paytable, evaluate(paytable.rule, cards.pocket, shared, paytable.facts_needed),
                     context);
-        write_cards_text(cards.pocket, cards.community, outcome.cards);
+        cards_text->write(cards.pocket, outcome.cards);
       }
       outcomes[i].push_back(std::move(outcome));
     }

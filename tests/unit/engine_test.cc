@@ -1862,6 +1862,19 @@ TEST(EngineHandRecords, KeepTheCardsEachLinkEvaluated) {
       settle_request("MS", 1, {cards(4, {"Qs", "Qd"})}, {"9h", "9s", "2d"}, {"Jc", "Th", "3s"}));
   EXPECT_EQ(hand_text(4, "FIVE"), "Qs Qd | Jc Th 3s");
 
+  // The link's own cards are counted per link, for every seat: the refusal names the seat, the
+  // link and what its rule needs.
+  h.open("MS", 2);
+  h.lock(lock_request("MS", 2, {wager(4, "FIVE", 100)}));
+  Records refused;
+  const auto short_link_cards = h.engine().settle_round(
+      settle_request("MS", 2, {cards(4, {"Qs", "Qd"})}, {"9h", "9s", "2d"}, {"Jc", "Th"}), refused);
+  ASSERT_FALSE(short_link_cards.ok());
+  EXPECT_EQ(short_link_cards.error().code, EngineError::invalid_argument);
+  EXPECT_EQ(short_link_cards.error().message,
+            "seat 4 on link 'FIVE': Five-Card Linked needs 3 community cards, got 2");
+  EXPECT_TRUE(refused.empty());
+
   h.open("H", 1);
   h.lock(lock_request("H", 1, {wager(6, "HCF", 100)}));
   h.settle(settle_request("H", 1, {cards(6, {"2s", "4s", "6s", "8s", "Ts", "Qs", "Kd"})}, {}));
