@@ -569,7 +569,7 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
                                   static_cast<std::uint32_t>(row), option});
     }
   }
-  out.rounds.push_back({round.key, request.table, request.round, RoundPhase::open, now, ""});
+  out.rounds.emplace_back(round.key, request.table, request.round, RoundPhase::open, now);
   if (table.current) table.previous = std::move(table.current);
   table.current = std::move(round);
   return answer;
@@ -681,12 +681,12 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     std::sort(wagers[i].begin(), wagers[i].end(),
               [](const auto& a, const auto& b) { return a.seat < b.seat; });
     for (const auto& wager : wagers[i]) {
-      out.wagers.push_back({round->key, wager.seat, link_id,
-                            *link.settings.meters.base_wager.times(wager.units), wager.units});
+      out.wagers.emplace_back(round->key, wager.seat, link_id,
+                              *link.settings.meters.base_wager.times(wager.units), wager.units);
     }
     round->contributions[i].reserve(link.scratch.size());
     for (const Transfer& transfer : link.scratch) {
-      out.transfers.push_back({link_id, transfer});
+      out.transfers.emplace_back(link_id, transfer);
       if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
         round->contributions[i].push_back(transfer);
       }
@@ -765,7 +765,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   round->phase = RoundPhase::locked;
   answer.meters = meters_of_table(table);
   keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
-  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::locked, now, ""});
+  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
   return answer;
 }
 
@@ -1161,10 +1161,10 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       outcome_at[slot(outcome.seat, i)] = &outcome;
       ++result_count;
       const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-      out.hands.push_back({round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand});
+      out.hands.emplace_back(round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand);
     }
     for (const Transfer& transfer : played.link->scratch) {
-      out.transfers.push_back({link_id, transfer});
+      out.transfers.emplace_back(link_id, transfer);
     }
     played.link->scratch.clear();
   }
@@ -1178,8 +1178,9 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       const auto& played = table.links[i];
       const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
       position[slot(seat, i)] = answer.results.size();
+      // No awards yet, a zero total: built in place, with nothing to move or destroy.
       answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id, hand,
-                                  outcome->keyed, std::vector<AwardView>{}, Money());
+                                  outcome->keyed);
     }
   }
   for (std::size_t k = 0; k < created.size(); ++k) {
@@ -1205,7 +1206,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   answer.meters = meters_of_table(table);
   round->phase = RoundPhase::settled;
   keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
-  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::settled, now, ""});
+  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
   return answer;
 }
 
