@@ -672,101 +672,108 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     results[i] = std::move(contributed).value();
   }
 
-  // From here on nothing can fail.
+  // From here on nothing can fail. The answer is made in the Result the caller receives: the
+  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
+  // ~120 instructions a command).
   const std::int64_t now = clock_.now_us();
-  LockWagersAnswer answer{request.table, request.round, {}, {}};
-  for (std::size_t i = 0; i < table.links.size(); ++i) {
-    LinkState& link = *table.links[i].link;
-    const LinkId& link_id = link.settings.meters.id;
-    std::sort(wagers[i].begin(), wagers[i].end(),
-              [](const auto& a, const auto& b) { return a.seat < b.seat; });
-    for (const auto& wager : wagers[i]) {
-      out.wagers.emplace_back(round->key, wager.seat, link_id,
-                              *link.settings.meters.base_wager.times(wager.units), wager.units);
-    }
-    round->contributions[i].reserve(link.scratch.size());
-    for (const Transfer& transfer : link.scratch) {
-      out.transfers.emplace_back(link_id, transfer);
-      if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
-        round->contributions[i].push_back(transfer);
-      }
-    }
-    for (const MustHitByHit& hit : results[i].hits) {
-      // The winner: uniformly (or by wager) among the round's wagering seats on this link.
-      std::vector<std::uint64_t> seats;
-      std::vector<std::uint32_t> weights;
+  return [&]() -> Result<LockWagersAnswer, EngineFailure> {
+    Result<LockWagersAnswer, EngineFailure> made(std::in_place, request.table, request.round);
+    LockWagersAnswer& answer = made.filling();
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      LinkState& link = *table.links[i].link;
+      const LinkId& link_id = link.settings.meters.id;
+      std::sort(wagers[i].begin(), wagers[i].end(),
+                [](const auto& a, const auto& b) { return a.seat < b.seat; });
       for (const auto& wager : wagers[i]) {
-        seats.push_back(wager.seat);
-        weights.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+        out.wagers.emplace_back(round->key, wager.seat, link_id,
+                                *link.settings.meters.base_wager.times(wager.units), wager.units);
       }
-      const bool weighted = link.settings.must_hit_by_weighted_by_wager;
-      const std::size_t winner =
-          weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
-      const std::uint64_t draw_id = next_draw_id();
-      out.draws.push_back(
-          {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
-           "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
-           "seat=" + std::to_string(seats[winner]), std::nullopt, now});
-      if (hit.next) {
-        out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
-                             DrawKind::hidden_trigger,
-                             "above=" + hit.next->range_above.to_string() +
-                                 " up_to=" + hit.next->range_up_to.to_string(),
-                             "committed " + to_hex(hit.next->commitment), hit.next, now});
-      }
-      Transfer award;
+      round->contributions[i].reserve(link.scratch.size());
       for (const Transfer& transfer : link.scratch) {
-        if (transfer.id == hit.award) award = transfer;
+        out.transfers.emplace_back(link_id, transfer);
+        if (transfer.kind == TransferKind::contribution ||
+            transfer.kind == TransferKind::overflow) {
+          round->contributions[i].push_back(transfer);
+        }
       }
-      // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
-      const auto seat = static_cast<std::uint32_t>(seats[winner]);
-      const PayoutId payout_id(++last_payout_id_);
-      Payout payout{payout_id,
-                    request.table,
-                    request.round,
-                    seat,
-                    link_id,
-                    AwardKind::must_hit_by,
-                    hit.level,
-                    kMustHitBy,
-                    hit.amount,
-                    PayoutState::pending,
-                    1,
-                    {},
-                    "",
-                    award.id,
-                    now,
-                    ""};
-      if (hit.amount < link.settings.approval_threshold) {
-        std::vector<Transfer> paid_now;
-        const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
-        JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
-        for (const Transfer& transfer : paid_now) out.transfers.push_back({link_id, transfer});
-        payout.state = PayoutState::paid;
-        payout.approvals_required = 0;
-      } else if (link.settings.dual_approval_threshold &&
-                 hit.amount > *link.settings.dual_approval_threshold) {
-        payout.approvals_required = 2;
+      for (const MustHitByHit& hit : results[i].hits) {
+        // The winner: uniformly (or by wager) among the round's wagering seats on this link.
+        std::vector<std::uint64_t> seats;
+        std::vector<std::uint32_t> weights;
+        for (const auto& wager : wagers[i]) {
+          seats.push_back(wager.seat);
+          weights.push_back(
+              static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+        }
+        const bool weighted = link.settings.must_hit_by_weighted_by_wager;
+        const std::size_t winner =
+            weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
+        const std::uint64_t draw_id = next_draw_id();
+        out.draws.push_back(
+            {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
+             "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
+             "seat=" + std::to_string(seats[winner]), std::nullopt, now});
+        if (hit.next) {
+          out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
+                               DrawKind::hidden_trigger,
+                               "above=" + hit.next->range_above.to_string() +
+                                   " up_to=" + hit.next->range_up_to.to_string(),
+                               "committed " + to_hex(hit.next->commitment), hit.next, now});
+        }
+        Transfer award;
+        for (const Transfer& transfer : link.scratch) {
+          if (transfer.id == hit.award) award = transfer;
+        }
+        // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
+        const auto seat = static_cast<std::uint32_t>(seats[winner]);
+        const PayoutId payout_id(++last_payout_id_);
+        Payout payout{payout_id,
+                      request.table,
+                      request.round,
+                      seat,
+                      link_id,
+                      AwardKind::must_hit_by,
+                      hit.level,
+                      kMustHitBy,
+                      hit.amount,
+                      PayoutState::pending,
+                      1,
+                      {},
+                      "",
+                      award.id,
+                      now,
+                      ""};
+        if (hit.amount < link.settings.approval_threshold) {
+          std::vector<Transfer> paid_now;
+          const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
+          JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
+          for (const Transfer& transfer : paid_now) out.transfers.push_back({link_id, transfer});
+          payout.state = PayoutState::paid;
+          payout.approvals_required = 0;
+        } else if (link.settings.dual_approval_threshold &&
+                   hit.amount > *link.settings.dual_approval_threshold) {
+          payout.approvals_required = 2;
+        }
+        out.payouts.push_back(payout);
+        if (payout.state == PayoutState::pending) {
+          award_transfers_[payout_id.value()] = award;
+          payouts_[payout_id.value()] = payout;
+        }
+        round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
+        out.hits.push_back(
+            {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
+        answer.must_hit_by_hits.push_back(
+            {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
       }
-      out.payouts.push_back(payout);
-      if (payout.state == PayoutState::pending) {
-        award_transfers_[payout_id.value()] = award;
-        payouts_[payout_id.value()] = payout;
-      }
-      round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
-      out.hits.push_back(
-          {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
-      answer.must_hit_by_hits.push_back(
-          {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
+      link.scratch.clear();
     }
-    link.scratch.clear();
-  }
-  round->wagers.swap(wagers);
-  round->phase = RoundPhase::locked;
-  answer.meters = meters_of_table(table);
-  keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
-  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
-  return answer;
+    round->wagers.swap(wagers);
+    round->phase = RoundPhase::locked;
+    answer.meters = meters_of_table(table);
+    keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
+    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
+    return made;
+  }();
 }
 
 // ---- SettleRound ----------------------------------------------------------------------------
@@ -1143,71 +1150,77 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                        ": the ledger refused the awards: " + std::string(to_string(*refused)));
   }
 
-  // From here on nothing can fail.
-  SettleRoundAnswer answer{request.table, request.round, {}, {}};
-  // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
-  // straight into the answer's order: highest seat first, a seat's links in configuration order.
-  const std::size_t link_count = table.links.size();
-  const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
-    return seat * link_count + link;
-  };
-  auto& outcome_at = scratch.outcome_at;
-  outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
-  std::size_t result_count = 0;
-  for (std::size_t i = 0; i < link_count; ++i) {
-    const auto& played = table.links[i];
-    const LinkId& link_id = played.link->settings.meters.id;
-    for (SeatOutcome& outcome : outcomes[i]) {
-      outcome_at[slot(outcome.seat, i)] = &outcome;
-      ++result_count;
-      const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-      out.hands.emplace_back(round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand);
-    }
-    for (const Transfer& transfer : played.link->scratch) {
-      out.transfers.emplace_back(link_id, transfer);
-    }
-    played.link->scratch.clear();
-  }
-  auto& position = scratch.position;
-  position.assign(outcome_at.size(), 0);
-  answer.results.reserve(result_count);
-  for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+  // From here on nothing can fail. The answer is made in the Result the caller receives: the
+  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
+  // ~120 instructions a command).
+  return [&]() -> Result<SettleRoundAnswer, EngineFailure> {
+    Result<SettleRoundAnswer, EngineFailure> made(std::in_place, request.table, request.round);
+    SettleRoundAnswer& answer = made.filling();
+    // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
+    // straight into the answer's order: highest seat first, a seat's links in configuration order.
+    const std::size_t link_count = table.links.size();
+    const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
+      return seat * link_count + link;
+    };
+    auto& outcome_at = scratch.outcome_at;
+    outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
+    std::size_t result_count = 0;
     for (std::size_t i = 0; i < link_count; ++i) {
-      const SeatOutcome* outcome = outcome_at[slot(seat, i)];
-      if (outcome == nullptr) continue;
       const auto& played = table.links[i];
-      const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
-      position[slot(seat, i)] = answer.results.size();
-      // No awards yet, a zero total: built in place, with nothing to move or destroy.
-      answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id, hand,
-                                  outcome->keyed);
+      const LinkId& link_id = played.link->settings.meters.id;
+      for (SeatOutcome& outcome : outcomes[i]) {
+        outcome_at[slot(outcome.seat, i)] = &outcome;
+        ++result_count;
+        const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
+        out.hands.emplace_back(round->key, outcome.seat, link_id, outcome.cards, outcome.keyed,
+                               hand);
+      }
+      for (const Transfer& transfer : played.link->scratch) {
+        out.transfers.emplace_back(link_id, transfer);
+      }
+      played.link->scratch.clear();
     }
-  }
-  for (std::size_t k = 0; k < created.size(); ++k) {
-    const Decided& award = decided[k];
-    SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
-    result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
-                             award.amount, award.payout});
-    result.total = *result.total.plus(award.amount);
-    // Only pending payouts stay in memory; paid ones live on in the records (and storage).
-    if (created[k].state == PayoutState::pending) {
-      award_transfers_[award.payout.value()] = award.award;
-      payouts_[award.payout.value()] = created[k];
+    auto& position = scratch.position;
+    position.assign(outcome_at.size(), 0);
+    answer.results.reserve(result_count);
+    for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+      for (std::size_t i = 0; i < link_count; ++i) {
+        const SeatOutcome* outcome = outcome_at[slot(seat, i)];
+        if (outcome == nullptr) continue;
+        const auto& played = table.links[i];
+        const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
+        position[slot(seat, i)] = answer.results.size();
+        // No awards yet, a zero total: built in place, with nothing to move or destroy.
+        answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id,
+                                    hand, outcome->keyed);
+      }
     }
-    out.payouts.push_back(std::move(created[k]));
-  }
-  // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
-  for (const auto& hit : round->hits) {
-    SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
-    result.awards.push_back(
-        {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
-    result.total = *result.total.plus(hit.amount);
-  }
-  answer.meters = meters_of_table(table);
-  round->phase = RoundPhase::settled;
-  keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
-  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
-  return answer;
+    for (std::size_t k = 0; k < created.size(); ++k) {
+      const Decided& award = decided[k];
+      SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
+      result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
+                               award.amount, award.payout});
+      result.total = *result.total.plus(award.amount);
+      // Only pending payouts stay in memory; paid ones live on in the records (and storage).
+      if (created[k].state == PayoutState::pending) {
+        award_transfers_[award.payout.value()] = award.award;
+        payouts_[award.payout.value()] = created[k];
+      }
+      out.payouts.push_back(std::move(created[k]));
+    }
+    // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
+    for (const auto& hit : round->hits) {
+      SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
+      result.awards.push_back(
+          {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
+      result.total = *result.total.plus(hit.amount);
+    }
+    answer.meters = meters_of_table(table);
+    round->phase = RoundPhase::settled;
+    keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
+    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
+    return made;
+  }();
 }
 
 // ---- VoidRound ------------------------------------------------------------------------------
