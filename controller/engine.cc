@@ -369,8 +369,8 @@ void add_levels(const LinkSettings& settings, const Link& link,
                 std::vector<LevelMeterView>& views) {
   for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
     const LevelRules& rules = link.rules(level);
-    views.push_back({settings.meters.id, level, settings.meters.levels[level - 1].name,
-                     link.meter(level), rules.must_hit_by, rules.ceiling});
+    views.emplace_back(settings.meters.id, level, settings.meters.levels[level - 1].name,
+                       link.meter(level), rules.must_hit_by, rules.ceiling);
   }
 }
 
@@ -806,6 +806,7 @@ struct Decided {
 struct SeatHand {
   std::array<Card, 7> cards{};
   std::size_t count = 0;  // How many the table reported, which may be more than fit.
+  CardMask mask = 0;      // Every card reported.
   std::span<const Card> view() const { return {cards.data(), std::min(count, cards.size())}; }
 };
 
@@ -833,6 +834,7 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
     if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
     ++cards.count;
   }
+  cards.mask = seen;
   return std::nullopt;
 }
 
@@ -910,15 +912,21 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                    std::to_string(board->size()));
   }
   CardMask dealt = 0;
-  const auto deal = [&dealt](std::span<const Card> cards) -> std::optional<std::string> {
-    for (const Card card : cards) {
-      if (dealt & card_bit(card)) return to_string(card) + " is dealt twice";
-      dealt |= card_bit(card);
+  // The first of `cards` (`mask`: each a different card, as parsing made sure) that was dealt
+  // already, if any: one test of the masks, a walk and a message only then.
+  const auto deal = [&dealt](std::span<const Card> cards, CardMask mask) -> std::optional<Card> {
+    if ((dealt & mask) == 0) [[likely]] {
+      dealt |= mask;
+      return std::nullopt;
     }
-    return std::nullopt;
+    for (const Card card : cards) {
+      if (dealt & card_bit(card)) return card;
+    }
+    JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
   };
-  if (auto twice = deal(*board)) return invalid(*twice);
-  if (auto twice = deal(*link_cards)) return invalid(*twice);
+  const auto dealt_twice = [](Card card) { return invalid(to_string(card) + " is dealt twice"); };
+  if (auto twice = deal(*board, mask_of(*board))) return dealt_twice(*twice);
+  if (auto twice = deal(*link_cards, mask_of(*link_cards))) return dealt_twice(*twice);
   std::array<SeatHand, kMaxSeats + 1> seat_cards;
   for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
     const SeatHandRequest* hand = reported[seat];
@@ -930,7 +938,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                      std::to_string(counts.seat_cards) + " cards, got " +
                      std::to_string(cards.count));
     }
-    if (auto twice = deal(cards.view())) return invalid(*twice);
+    if (auto twice = deal(cards.view(), cards.mask)) return dealt_twice(*twice);
   }
 
   // Each wagering seat's row on each link.
@@ -974,9 +982,10 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
         }
-        outcome.row =
-            resolve(paytable, evaluate(paytable.rule, cards.pocket, shared, paytable.facts_needed),
-                    context);
+        outcome.row = resolve(
+            paytable,
+            evaluate(paytable.rule, seat_cards[wager.seat].mask, shared, paytable.facts_needed),
+            context);
         cards_text->write(cards.pocket, outcome.cards);
       }
       outcomes[i].push_back(std::move(outcome));

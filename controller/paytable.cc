@@ -145,7 +145,11 @@ CommunityCards community_cards(GameRule rule, std::span<const Card> community) {
 
 HandFacts evaluate(GameRule rule, std::span<const Card> pocket_cards,
                    const CommunityCards& community, unsigned needed) {
-  const CardMask pocket = mask_of(pocket_cards);
+  return evaluate(rule, mask_of(pocket_cards), community, needed);
+}
+
+HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community,
+                   unsigned needed) {
   const CardMask all = pocket | community.all;
   HandFacts facts;
   facts.categories = categories(all);

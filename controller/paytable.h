@@ -143,6 +143,9 @@ CommunityCards community_cards(GameRule rule, std::span<const Card> community);
 // evaluate() with the community's part already computed: the same facts.
 HandFacts evaluate(GameRule rule, std::span<const Card> pocket, const CommunityCards& community,
                    unsigned needed);
+// The same with the seat's own cards as a mask, for callers that made it while parsing them.
+HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community,
+                   unsigned needed);
 
 // The facts that qualifies() reads for these rows (facts::).
 unsigned facts_needed_by(const std::vector<PaytableRow>& rows);
