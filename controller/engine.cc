@@ -982,10 +982,10 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
         }
-        outcome.row = resolve(
-            paytable,
-            evaluate(paytable.rule, seat_cards[wager.seat].mask, shared, paytable.facts_needed),
-            context);
+        outcome.row = resolve(paytable,
+                              evaluate(paytable.rule, seat_cards[wager.seat].mask, shared,
+                                       paytable.facts_needed, paytable.reaching),
+                              context);
         cards_text->write(cards.pocket, outcome.cards);
       }
       outcomes[i].push_back(std::move(outcome));

@@ -148,19 +148,24 @@ HandFacts evaluate(GameRule rule, std::span<const Card> pocket_cards,
   return evaluate(rule, mask_of(pocket_cards), community, needed);
 }
 
-HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community,
-                   unsigned needed) {
+HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community, unsigned needed,
+                   CategorySet wanted) {
   const CardMask all = pocket | community.all;
   HandFacts facts;
-  facts.categories = categories(all);
-  facts.royal_suits = royal_suits(all);
+  facts.categories = categories(all, wanted);
+  // A royal needs five cards of a suit: without a flush among all the cards there is none,
+  // flopped or not (the flopped cards are among them).
+  const bool flush = contains(facts.categories, Category::flush);
+  if (flush) facts.royal_suits = royal_suits(all);
   if (needed & facts::kLongestRun) facts.longest_run = longest_straight_flush_run(all);
   if (needed & facts::kSuitedNineToAce) facts.suited_nine_to_ace = has_suited_nine_to_ace(all);
   if (needed & facts::kMaxSuitCount) facts.max_suit_count = max_suit_count(all);
   if (rule == GameRule::heads_up_holdem) {
     const CardMask flopped = pocket | community.flop;
     if (needed & facts::kFloppedCategories) facts.flopped_categories = categories(flopped);
-    if (needed & facts::kFloppedRoyalSuits) facts.flopped_royal_suits = royal_suits(flopped);
+    if (flush && (needed & facts::kFloppedRoyalSuits)) {
+      facts.flopped_royal_suits = royal_suits(flopped);
+    }
     if (needed & facts::kCommunityRoyal) facts.community_royal = community.royal;
   }
   return facts;

@@ -119,7 +119,7 @@ CardCounts card_counts(GameRule rule);
 
 // What the cards of one seat make, computed once and matched against every row.
 struct HandFacts {
-  CategorySet categories = 0;
+  CategorySet categories = 0;  // Rank categories only among those evaluate() was asked for.
   unsigned royal_suits = 0;
   CategorySet flopped_categories = 0;  // Heads Up Hold'em only.
   unsigned flopped_royal_suits = 0;
@@ -144,8 +144,10 @@ CommunityCards community_cards(GameRule rule, std::span<const Card> community);
 HandFacts evaluate(GameRule rule, std::span<const Card> pocket, const CommunityCards& community,
                    unsigned needed);
 // The same with the seat's own cards as a mask, for callers that made it while parsing them.
-HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community,
-                   unsigned needed);
+// Categories found by rank are looked for only among `wanted` (see categories()): a paytable's
+// `reaching` are all that resolve() reads.
+HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community, unsigned needed,
+                   CategorySet wanted = 0xFFFF);
 
 // The facts that qualifies() reads for these rows (facts::).
 unsigned facts_needed_by(const std::vector<PaytableRow>& rows);
