@@ -75,6 +75,34 @@ void fields(A& a, VoidRoundAnswer& v) {
   a(v.table, v.round, v.reversed, v.meters);
 }
 
+// The most bytes a member of type T takes, but for texts over 32 bytes and the elements of
+// vectors, which make their own room; 0 for a message, which makes its own.
+template <typename T>
+struct MemberBound {
+  static constexpr std::size_t value = 0;
+};
+template <typename T>
+requires std::is_integral_v<T> || std::is_enum_v<T>
+struct MemberBound<T> {
+  static constexpr std::size_t value = 10;  // A 64-bit varint.
+};
+template <>
+struct MemberBound<Money> : MemberBound<std::int64_t> {};
+template <>
+struct MemberBound<std::string> {
+  static constexpr std::size_t value = 1 + 32;  // Writer::text() for up to 32 bytes.
+};
+template <>
+struct MemberBound<Name> : MemberBound<std::string> {};
+template <typename Tag, typename T>
+struct MemberBound<StrongId<Tag, T>> : MemberBound<T> {};
+template <typename T>
+struct MemberBound<std::optional<T>> {
+  static constexpr std::size_t value = 1 + MemberBound<T>::value;
+};
+template <typename T>
+struct MemberBound<std::vector<T>> : MemberBound<std::uint64_t> {};  // The count.
+
 class Writer {
  public:
   // Writes into one buffer per thread that only ever grows, so that encoding neither allocates
@@ -88,8 +116,8 @@ class Writer {
   // Appends one message: the version byte, then its members.
   template <typename T>
   void message(const T& value) {
-    *room(1) = kVersion;
-    ++cur_;
+    reserve(1);
+    *cur_++ = kVersion;
     // The member lists take non-const references so that the reader can fill them; the writer
     // only reads, so no copy of the message is needed.
     fields(*this, const_cast<T&>(value));
@@ -98,8 +126,13 @@ class Writer {
   // The bytes written so far; valid until the next Writer on this thread.
   std::string_view view() const { return {begin_, size()}; }
 
+  // One message's members: room for all of them is made once, then each is written through a
+  // plain pointer with no check (but for what makes its own room: see reserve()).
   template <typename... T>
   void operator()(T&... values) {
+    constexpr std::size_t bound = (MemberBound<T>::value + ...);
+    static_assert(bound <= kSlack, "a message's members fit in the slack every reserve() leaves");
+    reserve(bound);
     (put(values), ...);
   }
 
@@ -109,19 +142,21 @@ class Writer {
     char* cur;
     char* end;
   };
-  // Every put() makes room first and then writes through a plain pointer: no per-byte checks.
+  // reserve(n) leaves room for n bytes and kSlack more. A message reserves its members' bound; a
+  // nested message, a vector's element or a long text reserves its own in the middle, and what
+  // it writes leaves at least kSlack, enough for the rest of the enclosing message.
+  static constexpr std::size_t kSlack = 256;
   static std::string& buffer() {
     thread_local std::string bytes;
     return bytes;
   }
-  [[gnu::always_inline]] char* room(std::size_t count) {
-    if (static_cast<std::size_t>(end_ - cur_) < count) [[unlikely]] {
-      const Room grown = grow(static_cast<std::size_t>(cur_ - begin_), count);
+  [[gnu::always_inline]] void reserve(std::size_t count) {
+    if (static_cast<std::size_t>(end_ - cur_) < count + kSlack) [[unlikely]] {
+      const Room grown = grow(static_cast<std::size_t>(cur_ - begin_), count + kSlack);
       begin_ = grown.begin;
       cur_ = grown.cur;
       end_ = grown.end;
     }
-    return cur_;
   }
   // Static, and the writer's pointers passed by value: the writer's address never leaves
   // encode_pair(), so the compiler keeps them in registers instead of reloading them after every
@@ -131,8 +166,9 @@ class Writer {
     bytes.resize(std::max(2 * bytes.size(), used + count));
     return {bytes.data(), bytes.data() + used, bytes.data() + bytes.size()};
   }
+  // The writers below write within room reserved before (see reserve()).
   [[gnu::always_inline]] void varint(std::uint64_t value) {
-    char* out = room(10);  // A 64-bit varint takes at most ten bytes.
+    char* out = cur_;
     while (value >= 0x80) {
       *out++ = static_cast<char>((value & 0x7f) | 0x80);
       value >>= 7;
@@ -142,15 +178,15 @@ class Writer {
   }
   [[gnu::always_inline]] void text(const std::string& value) {
     const std::size_t size = value.size();
+    char* out = cur_;
 #if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
-    // Most texts here are short (cards, ids, labels): those take one check for room, their
-    // one-byte length and one 16-byte block, with no call. A libstdc++ std::string always owns
-    // at least 16 bytes at data(): its inline buffer (15 and the terminator), or a heap block of
-    // capacity 16 or more. The bytes copied past the text are overwritten by the next field or
-    // lie past the end, never in view().
+    // Most texts here are short (cards, ids, labels): those take their one-byte length and one
+    // 16-byte block, with no call. A libstdc++ std::string always owns at least 16 bytes at
+    // data(): its inline buffer (15 and the terminator), or a heap block of capacity 16 or more.
+    // The bytes copied past the text are overwritten by the next field or lie past the end,
+    // never in view().
     static_assert(std::string().capacity() + 1 >= 16);
     if (size <= 16) [[likely]] {
-      char* out = room(1 + 16);
       *out = static_cast<char>(size);  // The varint of a size below 0x80.
       std::memcpy(out + 1, value.data(), 16);
       cur_ = out + 1 + size;
@@ -159,16 +195,15 @@ class Writer {
 #endif
     // 16 to 32 (paytable ids, row labels): two 16-byte blocks that overlap, both within the text.
     if (size >= 16 && size <= 32) {
-      char* out = room(1 + 32);
       *out = static_cast<char>(size);
       std::memcpy(out + 1, value.data(), 16);
       std::memcpy(out + 1 + size - 16, value.data() + size - 16, 16);
       cur_ = out + 1 + size;
       return;
     }
+    reserve(10 + size);  // Beyond the member's bound.
     varint(size);
-    char* out = room(size);
-    std::memcpy(out, value.data(), size);
+    std::memcpy(cur_, value.data(), size);
     cur_ += size;
   }
   void put(std::uint64_t value) { varint(value); }
@@ -195,7 +230,10 @@ class Writer {
   template <typename T>
   void put(std::vector<T>& values) {
     varint(values.size());
-    for (T& value : values) put(value);
+    for (T& value : values) {
+      if constexpr (MemberBound<T>::value > 0) reserve(MemberBound<T>::value);
+      put(value);
+    }
   }
   template <typename T>
   requires std::is_class_v<T>
