@@ -386,9 +386,9 @@ std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const
   return views;
 }
 
-// The levels of every link the table plays, in configuration order (as meters() gives them).
-std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) const {
-  std::vector<LevelMeterView> views;
+// The levels of every link the table plays, in configuration order (as meters() gives them),
+// into `views` (empty): an answer's own, filled in place.
+void Engine::meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const {
   std::size_t levels = 0;
   for (const auto& played : table.links) levels += played.link->link.level_count();
   views.reserve(levels);
@@ -397,7 +397,6 @@ std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) con
                                     [&](const auto& link) { return link.link == state.get(); });
     if (played) add_levels(state->settings, state->link, views);
   }
-  return views;
 }
 
 LinkStatus Engine::link_status(const LinkId& id) const {
@@ -769,7 +768,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     }
     round->wagers.swap(wagers);
     round->phase = RoundPhase::locked;
-    answer.meters = meters_of_table(table);
+    meters_of_table(table, answer.meters);
     keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
     out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
     return made;
@@ -1224,7 +1223,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
       result.total = *result.total.plus(hit.amount);
     }
-    answer.meters = meters_of_table(table);
+    meters_of_table(table, answer.meters);
     round->phase = RoundPhase::settled;
     keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
     out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
@@ -1280,8 +1279,8 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
     }
     played.link->scratch.clear();
   }
-  VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed),
-                         meters_of_table(table)};
+  VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed), {}};
+  meters_of_table(table, answer.meters);
   round->phase = RoundPhase::voided;
   keep_first(round->voided, round->key, CommandKind::void_round, request, answer, out);
   out.rounds.push_back(

@@ -363,7 +363,7 @@ template <typename Request, typename Answer>
   const std::size_t request_size = writer.size();
   writer.message(answer);
   const std::string_view bytes = writer.view();
-  return EncodedCommand(bytes.substr(0, request_size), bytes.substr(request_size));
+  return EncodedCommand(bytes, request_size);
 }
 
 }  // namespace
