@@ -681,8 +681,11 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     for (std::size_t i = 0; i < table.links.size(); ++i) {
       LinkState& link = *table.links[i].link;
       const LinkId& link_id = link.settings.meters.id;
-      std::sort(wagers[i].begin(), wagers[i].end(),
-                [](const auto& a, const auto& b) { return a.seat < b.seat; });
+      // Tables usually send their wagers by seat already: then the check is all it costs.
+      const auto by_seat = [](const auto& a, const auto& b) { return a.seat < b.seat; };
+      if (!std::is_sorted(wagers[i].begin(), wagers[i].end(), by_seat)) {
+        std::sort(wagers[i].begin(), wagers[i].end(), by_seat);
+      }
       for (const auto& wager : wagers[i]) {
         out.wagers.emplace_back(round->key, wager.seat, link_id,
                                 *link.settings.meters.base_wager.times(wager.units), wager.units);
@@ -738,10 +741,10 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                       PayoutState::pending,
                       1,
                       {},
-                      "",
+                      {},
                       award.id,
                       now,
-                      ""};
+                      {}};
         if (hit.amount < link.settings.approval_threshold) {
           std::vector<Transfer> paid_now;
           const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
@@ -1132,10 +1135,10 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                   PayoutState::pending,
                   1,
                   {},
-                  "",
+                  {},
                   award.award.id,
                   now,
-                  ""};
+                  {}};
     if (award.amount < link.settings.approval_threshold) {
       auto paid =
           link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
