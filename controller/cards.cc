@@ -44,8 +44,8 @@ Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> te
 
 std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
                                           std::vector<Card>& cards) {
-  cards.clear();
-  cards.reserve(texts.size());
+  // Sized once and written by index: a reused vector of the same size costs nothing here.
+  cards.resize(texts.size());
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     std::optional<Card> card = parse_two_letter_card(texts[i]);
@@ -61,7 +61,7 @@ std::optional<CardError> parse_cards_into(std::span<const std::string> texts, st
       return CardError{std::string(what) + ": " + to_string(*card) + " appears twice"};
     }
     seen |= card_bit(*card);
-    cards.push_back(*card);
+    cards[i] = *card;
   }
   return std::nullopt;
 }
