@@ -1126,22 +1126,12 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (Decided& award : decided) {
     if (refused) break;
     LinkState& link = *table.links[award.link_index].link;
-    Payout payout{award.payout,
-                  request.table,
-                  request.round,
-                  award.seat,
-                  link.settings.meters.id,
-                  award.kind,
-                  award.level,
-                  award.hand,
-                  award.amount,
-                  PayoutState::pending,
-                  1,
-                  {},
-                  {},
-                  award.award.id,
-                  now,
-                  {}};
+    // Made in place in `created` (moving a Payout moves several strings and a vector); one left
+    // there by a refusal below is cleared by the next settlement.
+    Payout& payout = created.emplace_back(
+        award.payout, request.table, request.round, award.seat, link.settings.meters.id, award.kind,
+        award.level, award.hand, award.amount, PayoutState::pending, 1, std::vector<std::string>(),
+        std::string(), award.award.id, now);
     if (award.amount < link.settings.approval_threshold) {
       auto paid =
           link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
@@ -1155,7 +1145,6 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                award.amount > *link.settings.dual_approval_threshold) {
       payout.approvals_required = 2;
     }
-    created.push_back(std::move(payout));
   }
   if (refused) {
     undo_all();
