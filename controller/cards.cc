@@ -43,7 +43,7 @@ Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> te
 }
 
 std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
-                                          std::vector<Card>& cards) {
+                                          std::vector<Card>& cards, CardMask* mask) {
   // Sized once and written by index: a reused vector of the same size costs nothing here.
   cards.resize(texts.size());
   CardMask seen = 0;
@@ -63,6 +63,7 @@ std::optional<CardError> parse_cards_into(std::span<const std::string> texts, st
     seen |= card_bit(*card);
     cards[i] = *card;
   }
+  if (mask != nullptr) *mask = seen;
   return std::nullopt;
 }
 

@@ -91,8 +91,9 @@ constexpr char rank_letter(Card card) {
 // messages ("pocket cards of seat 3").
 Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
                                                  std::string_view what);
-// The same into `cards` (replaced), for callers that reuse one vector.
+// The same into `cards` (replaced), for callers that reuse one vector; with `mask`, also the
+// cards' mask (made while checking for duplicates anyway).
 std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
-                                          std::vector<Card>& cards);
+                                          std::vector<Card>& cards, CardMask* mask = nullptr);
 
 }  // namespace jackpot

@@ -904,10 +904,13 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   SettleScratch& scratch = *settle_scratch_;
   std::vector<Card>* const board = &scratch.board;
   std::vector<Card>* const link_cards = &scratch.link_cards;
-  if (auto error = parse_cards_into(request.board, "board", *board)) {
+  CardMask board_mask = 0;
+  CardMask link_cards_mask = 0;
+  if (auto error = parse_cards_into(request.board, "board", *board, &board_mask)) {
     return invalid(error->message);
   }
-  if (auto error = parse_cards_into(request.link_cards, "link cards", *link_cards)) {
+  if (auto error =
+          parse_cards_into(request.link_cards, "link cards", *link_cards, &link_cards_mask)) {
     return invalid(error->message);
   }
   if (any_cards && board->size() != counts.board_cards) {
@@ -928,8 +931,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
   };
   const auto dealt_twice = [](Card card) { return invalid(to_string(card) + " is dealt twice"); };
-  if (auto twice = deal(*board, mask_of(*board))) return dealt_twice(*twice);
-  if (auto twice = deal(*link_cards, mask_of(*link_cards))) return dealt_twice(*twice);
+  if (auto twice = deal(*board, board_mask)) return dealt_twice(*twice);
+  if (auto twice = deal(*link_cards, link_cards_mask)) return dealt_twice(*twice);
   // Kept from settlement to settlement, not made afresh (zeroing every seat's cost ~90
   // instructions): only the reported seats' are read below, each parsed just now.
   auto& seat_cards = scratch.seat_cards;
