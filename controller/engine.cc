@@ -653,7 +653,8 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   auto& checkpoints = scratch.checkpoints;
   checkpoints.clear();
   auto& results = scratch.results;
-  results.assign(table.links.size(), {});
+  results.clear();  // Emptied and made anew: cheaper than assigning each an empty result.
+  results.resize(table.links.size());
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     LinkState& link = *table.links[i].link;
     link.scratch.clear();

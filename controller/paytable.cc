@@ -423,10 +423,8 @@ bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts
   return qualifies_inline(paytable, event, facts, context);
 }
 
-std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
-                                   const RoundContext& context) {
-  // Most hands hold none of the categories any row needs: they lose without a walk.
-  if ((facts.categories & paytable.reaching) == 0) return std::nullopt;
+std::optional<std::size_t> resolve_walk(const Paytable& paytable, const HandFacts& facts,
+                                        const RoundContext& context) {
   for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
     if (qualifies_inline(paytable, paytable.rows[row].hand, facts, context)) return row;
   }

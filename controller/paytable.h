@@ -173,8 +173,15 @@ bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts
                const RoundContext& context);
 
 // The highest-ranking row the facts qualify for (its index), or nothing (the hand loses).
-std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
-                                   const RoundContext& context);
+// Inline for its first test: most hands hold none of the categories any row needs (`reaching`)
+// and lose there, without a call; the rest walk the rows (resolve_walk()).
+std::optional<std::size_t> resolve_walk(const Paytable& paytable, const HandFacts& facts,
+                                        const RoundContext& context);
+inline std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
+                                          const RoundContext& context) {
+  if ((facts.categories & paytable.reaching) == 0) return std::nullopt;
+  return resolve_walk(paytable, facts, context);
+}
 
 // Checks the cards, evaluates them under the paytable's rule and resolves the row.
 Result<std::optional<std::size_t>, CardError> resolve_cards(const Paytable& paytable,
