@@ -57,7 +57,7 @@ template <typename Request, typename Answer>
 void keep_first(std::optional<EncodedCommand>& into, std::uint64_t round_key, CommandKind command,
                 const Request& request, const Answer& answer, Records& out) {
   into = encode_command(request, answer);
-  out.answers.push_back({round_key, command, *into});
+  out.answers.emplace_back(round_key, command, *into);
 }
 
 // A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.
