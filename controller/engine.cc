@@ -336,23 +336,32 @@ const Link* Engine::link(const LinkId& id) const {
   return it == links_by_id_.end() ? nullptr : &it->second->link;
 }
 
+namespace {
+
+EngineFailure no_table(const TableId& id) {
+  return failure(EngineError::unknown_table, "no table '" + id.value() + "'");
+}
+
+}  // namespace
+
 Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id) {
   const auto it = tables_.find(id.value());
-  if (it == tables_.end()) {
-    return failure(EngineError::unknown_table, "no table '" + id.value() + "'");
-  }
+  if (it == tables_.end()) return no_table(id);
   return it->second.get();
 }
 
 Result<std::pair<Engine::TableState*, Engine::RoundState*>, EngineFailure> Engine::find_round(
     const TableId& table_id, RoundId round_id) {
-  auto table = find_table(table_id);
-  if (!table) return table.error();
-  RoundState* round = (*table)->round(round_id);
+  // The table looked up here rather than through find_table(): one Result fewer to make and
+  // take apart on every lock and settle.
+  const auto it = tables_.find(table_id.value());
+  if (it == tables_.end()) return no_table(table_id);
+  TableState* table = it->second.get();
+  RoundState* round = table->round(round_id);
   if (round == nullptr) {
     return failure(EngineError::round_not_found, round_name(table_id, round_id) + " is not open");
   }
-  return std::pair{*table, round};
+  return std::pair{table, round};
 }
 
 std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
