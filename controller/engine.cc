@@ -927,22 +927,21 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     return invalid("the board needs " + std::to_string(counts.board_cards) + " cards, got " +
                    std::to_string(board->size()));
   }
+  // Each list of cards (`mask`: each a different card, as parsing made sure) is dealt with one
+  // test of the masks; only when a card was dealt already are the cards walked, to name the first.
   CardMask dealt = 0;
-  // The first of `cards` (`mask`: each a different card, as parsing made sure) that was dealt
-  // already, if any: one test of the masks, a walk and a message only then.
-  const auto deal = [&dealt](std::span<const Card> cards, CardMask mask) -> std::optional<Card> {
-    if ((dealt & mask) == 0) [[likely]] {
-      dealt |= mask;
-      return std::nullopt;
-    }
+  const auto dealt_twice = [&dealt](std::span<const Card> cards) {
     for (const Card card : cards) {
-      if (dealt & card_bit(card)) return card;
+      if (dealt & card_bit(card)) return invalid(to_string(card) + " is dealt twice");
     }
     JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
   };
-  const auto dealt_twice = [](Card card) { return invalid(to_string(card) + " is dealt twice"); };
-  if (auto twice = deal(*board, board_mask)) return dealt_twice(*twice);
-  if (auto twice = deal(*link_cards, link_cards_mask)) return dealt_twice(*twice);
+  if (dealt & board_mask) [[unlikely]]
+    return dealt_twice(*board);
+  dealt |= board_mask;
+  if (dealt & link_cards_mask) [[unlikely]]
+    return dealt_twice(*link_cards);
+  dealt |= link_cards_mask;
   // Kept from settlement to settlement, not made afresh (zeroing every seat's cost ~90
   // instructions): only the reported seats' are read below, each parsed just now.
   auto& seat_cards = scratch.seat_cards;
@@ -956,7 +955,9 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                      std::to_string(counts.seat_cards) + " cards, got " +
                      std::to_string(cards.count));
     }
-    if (auto twice = deal(cards.view(), cards.mask)) return dealt_twice(*twice);
+    if (dealt & cards.mask) [[unlikely]]
+      return dealt_twice(cards.view());
+    dealt |= cards.mask;
   }
 
   // Each wagering seat's row on each link.
