@@ -969,13 +969,22 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     const auto& played = table.links[i];
     const Paytable& paytable = *played.paytable;
     std::span<const Card> community;
-    if (played.community == CommunitySource::board) community = *board;
+    CardMask community_mask = 0;  // Taken from parsing where it can be.
+    if (played.community == CommunitySource::board) {
+      community = *board;
+      community_mask = board_mask;
+    }
     if (played.community == CommunitySource::flop && board->size() >= 3) {
       community = std::span<const Card>(*board).first(3);
+      community_mask = mask_of(community);
     }
-    if (played.community == CommunitySource::link_cards) community = *link_cards;
+    if (played.community == CommunitySource::link_cards) {
+      community = *link_cards;
+      community_mask = link_cards_mask;
+    }
     const RoundContext context{played.link->settings.suit_specific};
-    const CommunityCards shared = community_cards(paytable.rule, community);  // Every seat's.
+    const CommunityCards shared =
+        community_cards(paytable.rule, community, community_mask);  // Every seat's.
     // The rule's card counts, checked here for every seat at once; check_card_counts() says
     // what is wrong when a seat's are not right.
     const CardCounts needed = card_counts(paytable.rule);

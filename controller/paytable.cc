@@ -134,8 +134,12 @@ HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed) {
 }
 
 CommunityCards community_cards(GameRule rule, std::span<const Card> community) {
+  return community_cards(rule, community, mask_of(community));
+}
+
+CommunityCards community_cards(GameRule rule, std::span<const Card> community, CardMask all) {
   CommunityCards cards;
-  cards.all = mask_of(community);
+  cards.all = all;
   if (rule == GameRule::heads_up_holdem) {
     cards.flop = mask_of(community.first(std::min<std::size_t>(3, community.size())));
     cards.royal = royal_suits(cards.all) != 0;

@@ -140,6 +140,8 @@ struct CommunityCards {
   bool royal = false;      // Heads Up Hold'em: the board alone is a royal flush.
 };
 CommunityCards community_cards(GameRule rule, std::span<const Card> community);
+// The same with the cards' mask (mask_of(community)) already made, as parsing them makes it.
+CommunityCards community_cards(GameRule rule, std::span<const Card> community, CardMask all);
 // evaluate() with the community's part already computed: the same facts.
 HandFacts evaluate(GameRule rule, std::span<const Card> pocket, const CommunityCards& community,
                    unsigned needed);
