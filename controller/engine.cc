@@ -57,7 +57,7 @@ template <typename Request, typename Answer>
 void keep_first(std::optional<EncodedCommand>& into, std::uint64_t round_key, CommandKind command,
                 const Request& request, const Answer& answer, Records& out) {
   into = encode_command(request, answer);
-  out.answers.push_back({round_key, command, *into});
+  out.answers.emplace_back(round_key, command, *into);
 }
 
 // A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.
@@ -140,6 +140,39 @@ void write_cards_text(std::span<const Card> pocket, std::span<const Card> commun
     return size;
   });
 }
+
+// Every seat's cards text on one link, from a template made once per link and round: the
+// community cards are the same for every seat and each seat has the same number of its own cards
+// (the link's rule), so a seat's text is the template with its own cards' letters written over
+// the first ones.
+class LinkCardsText {
+ public:
+  // `pocket_count` cards of the seat's own and the community cards, as write_cards_text() lays
+  // them out.
+  LinkCardsText(std::size_t pocket_count, std::span<const Card> community)
+      : pocket_count_(pocket_count) {
+    const std::array<Card, 7> placeholders{};
+    JACKPOT_INVARIANT(pocket_count <= placeholders.size(), "a seat holds seven cards at most");
+    write_cards_text(std::span<const Card>(placeholders).first(pocket_count), community, template_);
+  }
+  // The seat's text; `pocket` has the link's count of cards.
+  void write(std::span<const Card> pocket, CardsText& into) const {
+    JACKPOT_INVARIANT(pocket.size() == pocket_count_, "a seat's cards fit the link's template");
+    into = template_;
+    into.write_in_place([&](char* text) {
+      for (std::size_t i = 0; i < pocket.size(); ++i) {
+        const Card card = pocket[i];
+        std::memcpy(text + 3 * i,
+                    kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data() + 1, 2);
+      }
+      return template_.view().size();
+    });
+  }
+
+ private:
+  std::size_t pocket_count_;
+  CardsText template_;
+};
 
 }  // namespace
 
@@ -303,23 +336,32 @@ const Link* Engine::link(const LinkId& id) const {
   return it == links_by_id_.end() ? nullptr : &it->second->link;
 }
 
+namespace {
+
+EngineFailure no_table(const TableId& id) {
+  return failure(EngineError::unknown_table, "no table '" + id.value() + "'");
+}
+
+}  // namespace
+
 Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id) {
   const auto it = tables_.find(id.value());
-  if (it == tables_.end()) {
-    return failure(EngineError::unknown_table, "no table '" + id.value() + "'");
-  }
+  if (it == tables_.end()) return no_table(id);
   return it->second.get();
 }
 
 Result<std::pair<Engine::TableState*, Engine::RoundState*>, EngineFailure> Engine::find_round(
     const TableId& table_id, RoundId round_id) {
-  auto table = find_table(table_id);
-  if (!table) return table.error();
-  RoundState* round = (*table)->round(round_id);
+  // The table looked up here rather than through find_table(): one Result fewer to make and
+  // take apart on every lock and settle.
+  const auto it = tables_.find(table_id.value());
+  if (it == tables_.end()) return no_table(table_id);
+  TableState* table = it->second.get();
+  RoundState* round = table->round(round_id);
   if (round == nullptr) {
     return failure(EngineError::round_not_found, round_name(table_id, round_id) + " is not open");
   }
-  return std::pair{*table, round};
+  return std::pair{table, round};
 }
 
 std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
@@ -336,8 +378,8 @@ void add_levels(const LinkSettings& settings, const Link& link,
                 std::vector<LevelMeterView>& views) {
   for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
     const LevelRules& rules = link.rules(level);
-    views.push_back({settings.meters.id, level, settings.meters.levels[level - 1].name,
-                     link.meter(level), rules.must_hit_by, rules.ceiling});
+    views.emplace_back(settings.meters.id, level, settings.meters.levels[level - 1].name,
+                       link.meter(level), rules.must_hit_by, rules.ceiling);
   }
 }
 
@@ -353,9 +395,9 @@ std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const
   return views;
 }
 
-// The levels of every link the table plays, in configuration order (as meters() gives them).
-std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) const {
-  std::vector<LevelMeterView> views;
+// The levels of every link the table plays, in configuration order (as meters() gives them),
+// into `views` (empty): an answer's own, filled in place.
+void Engine::meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const {
   std::size_t levels = 0;
   for (const auto& played : table.links) levels += played.link->link.level_count();
   views.reserve(levels);
@@ -364,7 +406,6 @@ std::vector<LevelMeterView> Engine::meters_of_table(const TableState& table) con
                                     [&](const auto& link) { return link.link == state.get(); });
     if (played) add_levels(state->settings, state->link, views);
   }
-  return views;
 }
 
 LinkStatus Engine::link_status(const LinkId& id) const {
@@ -536,7 +577,7 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
                                   static_cast<std::uint32_t>(row), option});
     }
   }
-  out.rounds.push_back({round.key, request.table, request.round, RoundPhase::open, now, ""});
+  out.rounds.emplace_back(round.key, request.table, request.round, RoundPhase::open, now);
   if (table.current) table.previous = std::move(table.current);
   table.current = std::move(round);
   return answer;
@@ -621,7 +662,8 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   auto& checkpoints = scratch.checkpoints;
   checkpoints.clear();
   auto& results = scratch.results;
-  results.assign(table.links.size(), {});
+  results.clear();  // Emptied and made anew: cheaper than assigning each an empty result.
+  results.resize(table.links.size());
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     LinkState& link = *table.links[i].link;
     link.scratch.clear();
@@ -639,101 +681,111 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     results[i] = std::move(contributed).value();
   }
 
-  // From here on nothing can fail.
+  // From here on nothing can fail. The answer is made in the Result the caller receives: the
+  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
+  // ~120 instructions a command).
   const std::int64_t now = clock_.now_us();
-  LockWagersAnswer answer{request.table, request.round, {}, {}};
-  for (std::size_t i = 0; i < table.links.size(); ++i) {
-    LinkState& link = *table.links[i].link;
-    const LinkId& link_id = link.settings.meters.id;
-    std::sort(wagers[i].begin(), wagers[i].end(),
-              [](const auto& a, const auto& b) { return a.seat < b.seat; });
-    for (const auto& wager : wagers[i]) {
-      out.wagers.push_back({round->key, wager.seat, link_id,
-                            *link.settings.meters.base_wager.times(wager.units), wager.units});
-    }
-    round->contributions[i].reserve(link.scratch.size());
-    for (const Transfer& transfer : link.scratch) {
-      out.transfers.push_back({link_id, transfer});
-      if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
-        round->contributions[i].push_back(transfer);
+  return [&]() -> Result<LockWagersAnswer, EngineFailure> {
+    Result<LockWagersAnswer, EngineFailure> made(std::in_place, request.table, request.round);
+    LockWagersAnswer& answer = made.filling();
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      LinkState& link = *table.links[i].link;
+      const LinkId& link_id = link.settings.meters.id;
+      // Tables usually send their wagers by seat already: then the check is all it costs.
+      const auto by_seat = [](const auto& a, const auto& b) { return a.seat < b.seat; };
+      if (!std::is_sorted(wagers[i].begin(), wagers[i].end(), by_seat)) {
+        std::sort(wagers[i].begin(), wagers[i].end(), by_seat);
       }
-    }
-    for (const MustHitByHit& hit : results[i].hits) {
-      // The winner: uniformly (or by wager) among the round's wagering seats on this link.
-      std::vector<std::uint64_t> seats;
-      std::vector<std::uint32_t> weights;
       for (const auto& wager : wagers[i]) {
-        seats.push_back(wager.seat);
-        weights.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+        out.wagers.emplace_back(round->key, wager.seat, link_id,
+                                *link.settings.meters.base_wager.times(wager.units), wager.units);
       }
-      const bool weighted = link.settings.must_hit_by_weighted_by_wager;
-      const std::size_t winner =
-          weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
-      const std::uint64_t draw_id = next_draw_id();
-      out.draws.push_back(
-          {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
-           "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
-           "seat=" + std::to_string(seats[winner]), std::nullopt, now});
-      if (hit.next) {
-        out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
-                             DrawKind::hidden_trigger,
-                             "above=" + hit.next->range_above.to_string() +
-                                 " up_to=" + hit.next->range_up_to.to_string(),
-                             "committed " + to_hex(hit.next->commitment), hit.next, now});
-      }
-      Transfer award;
+      round->contributions[i].reserve(link.scratch.size());
       for (const Transfer& transfer : link.scratch) {
-        if (transfer.id == hit.award) award = transfer;
+        out.transfers.emplace_back(link_id, transfer);
+        if (transfer.kind == TransferKind::contribution ||
+            transfer.kind == TransferKind::overflow) {
+          round->contributions[i].push_back(transfer);
+        }
       }
-      // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
-      const auto seat = static_cast<std::uint32_t>(seats[winner]);
-      const PayoutId payout_id(++last_payout_id_);
-      Payout payout{payout_id,
-                    request.table,
-                    request.round,
-                    seat,
-                    link_id,
-                    AwardKind::must_hit_by,
-                    hit.level,
-                    kMustHitBy,
-                    hit.amount,
-                    PayoutState::pending,
-                    1,
-                    {},
-                    "",
-                    award.id,
-                    now,
-                    ""};
-      if (hit.amount < link.settings.approval_threshold) {
-        std::vector<Transfer> paid_now;
-        const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
-        JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
-        for (const Transfer& transfer : paid_now) out.transfers.push_back({link_id, transfer});
-        payout.state = PayoutState::paid;
-        payout.approvals_required = 0;
-      } else if (link.settings.dual_approval_threshold &&
-                 hit.amount > *link.settings.dual_approval_threshold) {
-        payout.approvals_required = 2;
+      for (const MustHitByHit& hit : results[i].hits) {
+        // The winner: uniformly (or by wager) among the round's wagering seats on this link.
+        std::vector<std::uint64_t> seats;
+        std::vector<std::uint32_t> weights;
+        for (const auto& wager : wagers[i]) {
+          seats.push_back(wager.seat);
+          weights.push_back(
+              static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+        }
+        const bool weighted = link.settings.must_hit_by_weighted_by_wager;
+        const std::size_t winner =
+            weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
+        const std::uint64_t draw_id = next_draw_id();
+        out.draws.push_back(
+            {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
+             "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
+             "seat=" + std::to_string(seats[winner]), std::nullopt, now});
+        if (hit.next) {
+          out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
+                               DrawKind::hidden_trigger,
+                               "above=" + hit.next->range_above.to_string() +
+                                   " up_to=" + hit.next->range_up_to.to_string(),
+                               "committed " + to_hex(hit.next->commitment), hit.next, now});
+        }
+        Transfer award;
+        for (const Transfer& transfer : link.scratch) {
+          if (transfer.id == hit.award) award = transfer;
+        }
+        // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
+        const auto seat = static_cast<std::uint32_t>(seats[winner]);
+        const PayoutId payout_id(++last_payout_id_);
+        Payout payout{payout_id,
+                      request.table,
+                      request.round,
+                      seat,
+                      link_id,
+                      AwardKind::must_hit_by,
+                      hit.level,
+                      kMustHitBy,
+                      hit.amount,
+                      PayoutState::pending,
+                      1,
+                      {},
+                      {},
+                      award.id,
+                      now,
+                      {}};
+        if (hit.amount < link.settings.approval_threshold) {
+          std::vector<Transfer> paid_now;
+          const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
+          JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
+          for (const Transfer& transfer : paid_now) out.transfers.push_back({link_id, transfer});
+          payout.state = PayoutState::paid;
+          payout.approvals_required = 0;
+        } else if (link.settings.dual_approval_threshold &&
+                   hit.amount > *link.settings.dual_approval_threshold) {
+          payout.approvals_required = 2;
+        }
+        out.payouts.push_back(payout);
+        if (payout.state == PayoutState::pending) {
+          award_transfers_[payout_id.value()] = award;
+          payouts_[payout_id.value()] = payout;
+        }
+        round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
+        out.hits.push_back(
+            {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
+        answer.must_hit_by_hits.push_back(
+            {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
       }
-      out.payouts.push_back(payout);
-      if (payout.state == PayoutState::pending) {
-        award_transfers_[payout_id.value()] = award;
-        payouts_[payout_id.value()] = payout;
-      }
-      round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
-      out.hits.push_back(
-          {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
-      answer.must_hit_by_hits.push_back(
-          {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
+      link.scratch.clear();
     }
-    link.scratch.clear();
-  }
-  round->wagers.swap(wagers);
-  round->phase = RoundPhase::locked;
-  answer.meters = meters_of_table(table);
-  keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
-  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::locked, now, ""});
-  return answer;
+    round->wagers.swap(wagers);
+    round->phase = RoundPhase::locked;
+    meters_of_table(table, answer.meters);
+    keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
+    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
+    return made;
+  }();
 }
 
 // ---- SettleRound ----------------------------------------------------------------------------
@@ -766,6 +818,7 @@ struct Decided {
 struct SeatHand {
   std::array<Card, 7> cards{};
   std::size_t count = 0;  // How many the table reported, which may be more than fit.
+  CardMask mask = 0;      // Every card reported.
   std::span<const Card> view() const { return {cards.data(), std::min(count, cards.size())}; }
 };
 
@@ -776,10 +829,14 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
   cards.count = 0;
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    const auto card = parse_card(texts[i]);
+    std::optional<Card> card = parse_two_letter_card(texts[i]);
     if (!card) {
-      return CardError{"cards of seat " + std::to_string(seat) + ", card " + std::to_string(i + 1) +
-                       ": " + card.error().message};
+      auto parsed = parse_card(texts[i]);
+      if (!parsed) {
+        return CardError{"cards of seat " + std::to_string(seat) + ", card " +
+                         std::to_string(i + 1) + ": " + parsed.error().message};
+      }
+      card = *parsed;
     }
     if (seen & card_bit(*card)) {
       return CardError{"cards of seat " + std::to_string(seat) + ": " + to_string(*card) +
@@ -789,6 +846,7 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
     if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
     ++cards.count;
   }
+  cards.mask = seen;
   return std::nullopt;
 }
 
@@ -801,8 +859,9 @@ struct Engine::SettleScratch {
   std::vector<Link::Checkpoint> checkpoints;
   std::vector<Decided> decided;
   std::vector<Payout> created;
-  std::vector<const SeatOutcome*> outcome_at;  // By (seat, link) slot.
-  std::vector<std::size_t> position;           // By (seat, link) slot: index into the results.
+  std::vector<const SeatOutcome*> outcome_at;      // By (seat, link) slot.
+  std::vector<std::size_t> position;               // By (seat, link) slot: index into the results.
+  std::array<SeatHand, kMaxSeats + 1> seat_cards;  // By seat: its own cards, when it reported them.
 };
 
 Engine::~Engine() = default;
@@ -855,27 +914,37 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   SettleScratch& scratch = *settle_scratch_;
   std::vector<Card>* const board = &scratch.board;
   std::vector<Card>* const link_cards = &scratch.link_cards;
-  if (auto error = parse_cards_into(request.board, "board", *board)) {
+  CardMask board_mask = 0;
+  CardMask link_cards_mask = 0;
+  if (auto error = parse_cards_into(request.board, "board", *board, &board_mask)) {
     return invalid(error->message);
   }
-  if (auto error = parse_cards_into(request.link_cards, "link cards", *link_cards)) {
+  if (auto error =
+          parse_cards_into(request.link_cards, "link cards", *link_cards, &link_cards_mask)) {
     return invalid(error->message);
   }
   if (any_cards && board->size() != counts.board_cards) {
     return invalid("the board needs " + std::to_string(counts.board_cards) + " cards, got " +
                    std::to_string(board->size()));
   }
+  // Each list of cards (`mask`: each a different card, as parsing made sure) is dealt with one
+  // test of the masks; only when a card was dealt already are the cards walked, to name the first.
   CardMask dealt = 0;
-  const auto deal = [&dealt](std::span<const Card> cards) -> std::optional<std::string> {
+  const auto dealt_twice = [&dealt](std::span<const Card> cards) {
     for (const Card card : cards) {
-      if (dealt & card_bit(card)) return to_string(card) + " is dealt twice";
-      dealt |= card_bit(card);
+      if (dealt & card_bit(card)) return invalid(to_string(card) + " is dealt twice");
     }
-    return std::nullopt;
+    JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
   };
-  if (auto twice = deal(*board)) return invalid(*twice);
-  if (auto twice = deal(*link_cards)) return invalid(*twice);
-  std::array<SeatHand, kMaxSeats + 1> seat_cards;
+  if (dealt & board_mask) [[unlikely]]
+    return dealt_twice(*board);
+  dealt |= board_mask;
+  if (dealt & link_cards_mask) [[unlikely]]
+    return dealt_twice(*link_cards);
+  dealt |= link_cards_mask;
+  // Kept from settlement to settlement, not made afresh (zeroing every seat's cost ~90
+  // instructions): only the reported seats' are read below, each parsed just now.
+  auto& seat_cards = scratch.seat_cards;
   for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
     const SeatHandRequest* hand = reported[seat];
     if (hand == nullptr || hand->keyed_hand) continue;
@@ -886,7 +955,9 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                      std::to_string(counts.seat_cards) + " cards, got " +
                      std::to_string(cards.count));
     }
-    if (auto twice = deal(cards.view())) return invalid(*twice);
+    if (dealt & cards.mask) [[unlikely]]
+      return dealt_twice(cards.view());
+    dealt |= cards.mask;
   }
 
   // Each wagering seat's row on each link.
@@ -898,13 +969,28 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     const auto& played = table.links[i];
     const Paytable& paytable = *played.paytable;
     std::span<const Card> community;
-    if (played.community == CommunitySource::board) community = *board;
+    CardMask community_mask = 0;  // Taken from parsing where it can be.
+    if (played.community == CommunitySource::board) {
+      community = *board;
+      community_mask = board_mask;
+    }
     if (played.community == CommunitySource::flop && board->size() >= 3) {
       community = std::span<const Card>(*board).first(3);
+      community_mask = mask_of(community);
     }
-    if (played.community == CommunitySource::link_cards) community = *link_cards;
+    if (played.community == CommunitySource::link_cards) {
+      community = *link_cards;
+      community_mask = link_cards_mask;
+    }
     const RoundContext context{played.link->settings.suit_specific};
-    const CommunityCards shared = community_cards(paytable.rule, community);  // Every seat's.
+    const CommunityCards shared =
+        community_cards(paytable.rule, community, community_mask);  // Every seat's.
+    // The rule's card counts, checked here for every seat at once; check_card_counts() says
+    // what is wrong when a seat's are not right.
+    const CardCounts needed = card_counts(paytable.rule);
+    const bool community_counts = community.size() == needed.community;
+    std::optional<LinkCardsText> cards_text;
+    if (community_counts) cards_text.emplace(needed.pocket, community);
     for (const auto& wager : round->wagers[i]) {
       const SeatHandRequest& hand = *reported[wager.seat];
       SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
@@ -918,14 +1004,17 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       } else {
         const SeatCards cards{seat_cards[wager.seat].view(), community};
         // Every card of the round is already parsed and dealt once (above): counts remain.
-        if (auto error = check_card_counts(paytable.rule, cards)) {
+        if (!community_counts || cards.pocket.size() != needed.pocket) {
+          const auto error = check_card_counts(paytable.rule, cards);
+          JACKPOT_INVARIANT(error.has_value(), "check_card_counts() refuses counts that differ");
           return invalid("seat " + std::to_string(wager.seat) + " on link '" +
                          played.link->settings.meters.id.value() + "': " + error->message);
         }
-        outcome.row =
-            resolve(paytable, evaluate(paytable.rule, cards.pocket, shared, paytable.facts_needed),
-                    context);
-        write_cards_text(cards.pocket, cards.community, outcome.cards);
+        outcome.row = resolve(paytable,
+                              evaluate(paytable.rule, seat_cards[wager.seat].mask, shared,
+                                       paytable.facts_needed, paytable.reaching),
+                              context);
+        cards_text->write(cards.pocket, outcome.cards);
       }
       outcomes[i].push_back(std::move(outcome));
     }
@@ -1060,22 +1149,12 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (Decided& award : decided) {
     if (refused) break;
     LinkState& link = *table.links[award.link_index].link;
-    Payout payout{award.payout,
-                  request.table,
-                  request.round,
-                  award.seat,
-                  link.settings.meters.id,
-                  award.kind,
-                  award.level,
-                  award.hand,
-                  award.amount,
-                  PayoutState::pending,
-                  1,
-                  {},
-                  "",
-                  award.award.id,
-                  now,
-                  ""};
+    // Made in place in `created` (moving a Payout moves several strings and a vector); one left
+    // there by a refusal below is cleared by the next settlement.
+    Payout& payout = created.emplace_back(
+        award.payout, request.table, request.round, award.seat, link.settings.meters.id, award.kind,
+        award.level, award.hand, award.amount, PayoutState::pending, 1, std::vector<std::string>(),
+        std::string(), award.award.id, now);
     if (award.amount < link.settings.approval_threshold) {
       auto paid =
           link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
@@ -1089,7 +1168,6 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                award.amount > *link.settings.dual_approval_threshold) {
       payout.approvals_required = 2;
     }
-    created.push_back(std::move(payout));
   }
   if (refused) {
     undo_all();
@@ -1098,70 +1176,77 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
                        ": the ledger refused the awards: " + std::string(to_string(*refused)));
   }
 
-  // From here on nothing can fail.
-  SettleRoundAnswer answer{request.table, request.round, {}, {}};
-  // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
-  // straight into the answer's order: highest seat first, a seat's links in configuration order.
-  const std::size_t link_count = table.links.size();
-  const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
-    return seat * link_count + link;
-  };
-  auto& outcome_at = scratch.outcome_at;
-  outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
-  std::size_t result_count = 0;
-  for (std::size_t i = 0; i < link_count; ++i) {
-    const auto& played = table.links[i];
-    const LinkId& link_id = played.link->settings.meters.id;
-    for (SeatOutcome& outcome : outcomes[i]) {
-      outcome_at[slot(outcome.seat, i)] = &outcome;
-      ++result_count;
-      const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-      out.hands.push_back({round->key, outcome.seat, link_id, outcome.cards, outcome.keyed, hand});
-    }
-    for (const Transfer& transfer : played.link->scratch) {
-      out.transfers.push_back({link_id, transfer});
-    }
-    played.link->scratch.clear();
-  }
-  auto& position = scratch.position;
-  position.assign(outcome_at.size(), 0);
-  answer.results.reserve(result_count);
-  for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+  // From here on nothing can fail. The answer is made in the Result the caller receives: the
+  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
+  // ~120 instructions a command).
+  return [&]() -> Result<SettleRoundAnswer, EngineFailure> {
+    Result<SettleRoundAnswer, EngineFailure> made(std::in_place, request.table, request.round);
+    SettleRoundAnswer& answer = made.filling();
+    // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
+    // straight into the answer's order: highest seat first, a seat's links in configuration order.
+    const std::size_t link_count = table.links.size();
+    const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
+      return seat * link_count + link;
+    };
+    auto& outcome_at = scratch.outcome_at;
+    outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
+    std::size_t result_count = 0;
     for (std::size_t i = 0; i < link_count; ++i) {
-      const SeatOutcome* outcome = outcome_at[slot(seat, i)];
-      if (outcome == nullptr) continue;
       const auto& played = table.links[i];
-      const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
-      position[slot(seat, i)] = answer.results.size();
-      answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id, hand,
-                                  outcome->keyed, std::vector<AwardView>{}, Money());
+      const LinkId& link_id = played.link->settings.meters.id;
+      for (SeatOutcome& outcome : outcomes[i]) {
+        outcome_at[slot(outcome.seat, i)] = &outcome;
+        ++result_count;
+        const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
+        out.hands.emplace_back(round->key, outcome.seat, link_id, outcome.cards, outcome.keyed,
+                               hand);
+      }
+      for (const Transfer& transfer : played.link->scratch) {
+        out.transfers.emplace_back(link_id, transfer);
+      }
+      played.link->scratch.clear();
     }
-  }
-  for (std::size_t k = 0; k < created.size(); ++k) {
-    const Decided& award = decided[k];
-    SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
-    result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
-                             award.amount, award.payout});
-    result.total = *result.total.plus(award.amount);
-    // Only pending payouts stay in memory; paid ones live on in the records (and storage).
-    if (created[k].state == PayoutState::pending) {
-      award_transfers_[award.payout.value()] = award.award;
-      payouts_[award.payout.value()] = created[k];
+    auto& position = scratch.position;
+    position.assign(outcome_at.size(), 0);
+    answer.results.reserve(result_count);
+    for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+      for (std::size_t i = 0; i < link_count; ++i) {
+        const SeatOutcome* outcome = outcome_at[slot(seat, i)];
+        if (outcome == nullptr) continue;
+        const auto& played = table.links[i];
+        const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
+        position[slot(seat, i)] = answer.results.size();
+        // No awards yet, a zero total: built in place, with nothing to move or destroy.
+        answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id,
+                                    hand, outcome->keyed);
+      }
     }
-    out.payouts.push_back(std::move(created[k]));
-  }
-  // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
-  for (const auto& hit : round->hits) {
-    SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
-    result.awards.push_back(
-        {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
-    result.total = *result.total.plus(hit.amount);
-  }
-  answer.meters = meters_of_table(table);
-  round->phase = RoundPhase::settled;
-  keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
-  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::settled, now, ""});
-  return answer;
+    for (std::size_t k = 0; k < created.size(); ++k) {
+      const Decided& award = decided[k];
+      SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
+      result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
+                               award.amount, award.payout});
+      result.total = *result.total.plus(award.amount);
+      // Only pending payouts stay in memory; paid ones live on in the records (and storage).
+      if (created[k].state == PayoutState::pending) {
+        award_transfers_[award.payout.value()] = award.award;
+        payouts_[award.payout.value()] = created[k];
+      }
+      out.payouts.push_back(std::move(created[k]));
+    }
+    // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
+    for (const auto& hit : round->hits) {
+      SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
+      result.awards.push_back(
+          {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
+      result.total = *result.total.plus(hit.amount);
+    }
+    meters_of_table(table, answer.meters);
+    round->phase = RoundPhase::settled;
+    keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
+    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
+    return made;
+  }();
 }
 
 // ---- VoidRound ------------------------------------------------------------------------------
@@ -1212,8 +1297,8 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
     }
     played.link->scratch.clear();
   }
-  VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed),
-                         meters_of_table(table)};
+  VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed), {}};
+  meters_of_table(table, answer.meters);
   round->phase = RoundPhase::voided;
   keep_first(round->voided, round->key, CommandKind::void_round, request, answer, out);
   out.rounds.push_back(

@@ -99,7 +99,7 @@ class Engine {
   Result<std::pair<TableState*, RoundState*>, EngineFailure> find_round(const TableId& table,
                                                                         RoundId round);
   LinkState* find_link(const LinkId& id);
-  std::vector<LevelMeterView> meters_of_table(const TableState& table) const;
+  void meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const;
   void add_tables();
   std::uint64_t next_draw_id() { return ++last_draw_id_; }
 

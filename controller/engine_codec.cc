@@ -75,20 +75,49 @@ void fields(A& a, VoidRoundAnswer& v) {
   a(v.table, v.round, v.reversed, v.meters);
 }
 
+// The most bytes a member of type T takes, but for texts over 32 bytes and the elements of
+// vectors, which make their own room; 0 for a message, which makes its own.
+template <typename T>
+struct MemberBound {
+  static constexpr std::size_t value = 0;
+};
+template <typename T>
+requires std::is_integral_v<T> || std::is_enum_v<T>
+struct MemberBound<T> {
+  static constexpr std::size_t value = 10;  // A 64-bit varint.
+};
+template <>
+struct MemberBound<Money> : MemberBound<std::int64_t> {};
+template <>
+struct MemberBound<std::string> {
+  static constexpr std::size_t value = 1 + 32;  // Writer::text() for up to 32 bytes.
+};
+template <>
+struct MemberBound<Name> : MemberBound<std::string> {};
+template <typename Tag, typename T>
+struct MemberBound<StrongId<Tag, T>> : MemberBound<T> {};
+template <typename T>
+struct MemberBound<std::optional<T>> {
+  static constexpr std::size_t value = 1 + MemberBound<T>::value;
+};
+template <typename T>
+struct MemberBound<std::vector<T>> : MemberBound<std::uint64_t> {};  // The count.
+
 class Writer {
  public:
   // Writes into one buffer per thread that only ever grows, so that encoding neither allocates
   // nor clears memory on the way; view() shows the bytes until the next Writer on the thread.
-  Writer() : buffer_(buffer()) {
-    if (buffer_.size() < 512) buffer_.resize(512);
-    begin_ = cur_ = buffer_.data();
-    end_ = begin_ + buffer_.size();
+  Writer() {
+    std::string& bytes = buffer();
+    if (bytes.size() < 512) bytes.resize(512);
+    begin_ = cur_ = bytes.data();
+    end_ = begin_ + bytes.size();
   }
   // Appends one message: the version byte, then its members.
   template <typename T>
   void message(const T& value) {
-    *room(1) = kVersion;
-    ++cur_;
+    reserve(1);
+    *cur_++ = kVersion;
     // The member lists take non-const references so that the reader can fill them; the writer
     // only reads, so no copy of the message is needed.
     fields(*this, const_cast<T&>(value));
@@ -97,30 +126,49 @@ class Writer {
   // The bytes written so far; valid until the next Writer on this thread.
   std::string_view view() const { return {begin_, size()}; }
 
+  // One message's members: room for all of them is made once, then each is written through a
+  // plain pointer with no check (but for what makes its own room: see reserve()).
   template <typename... T>
   void operator()(T&... values) {
+    constexpr std::size_t bound = (MemberBound<T>::value + ...);
+    static_assert(bound <= kSlack, "a message's members fit in the slack every reserve() leaves");
+    reserve(bound);
     (put(values), ...);
   }
 
  private:
-  // Every put() makes room first and then writes through a plain pointer: no per-byte checks.
+  struct Room {
+    char* begin;
+    char* cur;
+    char* end;
+  };
+  // reserve(n) leaves room for n bytes and kSlack more. A message reserves its members' bound; a
+  // nested message, a vector's element or a long text reserves its own in the middle, and what
+  // it writes leaves at least kSlack, enough for the rest of the enclosing message.
+  static constexpr std::size_t kSlack = 256;
   static std::string& buffer() {
     thread_local std::string bytes;
     return bytes;
   }
-  [[gnu::always_inline]] char* room(std::size_t count) {
-    if (static_cast<std::size_t>(end_ - cur_) < count) grow(count);
-    return cur_;
+  [[gnu::always_inline]] void reserve(std::size_t count) {
+    if (static_cast<std::size_t>(end_ - cur_) < count + kSlack) [[unlikely]] {
+      const Room grown = grow(static_cast<std::size_t>(cur_ - begin_), count + kSlack);
+      begin_ = grown.begin;
+      cur_ = grown.cur;
+      end_ = grown.end;
+    }
   }
-  [[gnu::noinline]] void grow(std::size_t count) {
-    const std::size_t used = size();
-    buffer_.resize(std::max(2 * buffer_.size(), used + count));
-    begin_ = buffer_.data();
-    cur_ = begin_ + used;
-    end_ = begin_ + buffer_.size();
+  // Static, and the writer's pointers passed by value: the writer's address never leaves
+  // encode_pair(), so the compiler keeps them in registers instead of reloading them after every
+  // byte written (a char store may alias anything in memory).
+  [[gnu::noinline]] static Room grow(std::size_t used, std::size_t count) {
+    std::string& bytes = buffer();
+    bytes.resize(std::max(2 * bytes.size(), used + count));
+    return {bytes.data(), bytes.data() + used, bytes.data() + bytes.size()};
   }
+  // The writers below write within room reserved before (see reserve()).
   [[gnu::always_inline]] void varint(std::uint64_t value) {
-    char* out = room(10);  // A 64-bit varint takes at most ten bytes.
+    char* out = cur_;
     while (value >= 0x80) {
       *out++ = static_cast<char>((value & 0x7f) | 0x80);
       value >>= 7;
@@ -130,21 +178,32 @@ class Writer {
   }
   [[gnu::always_inline]] void text(const std::string& value) {
     const std::size_t size = value.size();
-    varint(size);
-    char* out = room(std::max<std::size_t>(size, 16));
+    char* out = cur_;
 #if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
-    // Most texts here are short (cards, ids, labels): those are copied as one 16-byte block, with
-    // no call. A libstdc++ std::string always owns at least 16 bytes at data(): its inline buffer
-    // (15 and the terminator), or a heap block of capacity 16 or more. The bytes copied past the
-    // text are overwritten by the next field or lie past the end, never in view().
+    // Most texts here are short (cards, ids, labels): those take their one-byte length and one
+    // 16-byte block, with no call. A libstdc++ std::string always owns at least 16 bytes at
+    // data(): its inline buffer (15 and the terminator), or a heap block of capacity 16 or more.
+    // The bytes copied past the text are overwritten by the next field or lie past the end,
+    // never in view().
     static_assert(std::string().capacity() + 1 >= 16);
-    if (size <= 16) {
-      std::memcpy(out, value.data(), 16);
-      cur_ += size;
+    if (size <= 16) [[likely]] {
+      *out = static_cast<char>(size);  // The varint of a size below 0x80.
+      std::memcpy(out + 1, value.data(), 16);
+      cur_ = out + 1 + size;
       return;
     }
 #endif
-    std::memcpy(out, value.data(), size);
+    // 16 to 32 (paytable ids, row labels): two 16-byte blocks that overlap, both within the text.
+    if (size >= 16 && size <= 32) {
+      *out = static_cast<char>(size);
+      std::memcpy(out + 1, value.data(), 16);
+      std::memcpy(out + 1 + size - 16, value.data() + size - 16, 16);
+      cur_ = out + 1 + size;
+      return;
+    }
+    reserve(10 + size);  // Beyond the member's bound.
+    varint(size);
+    std::memcpy(cur_, value.data(), size);
     cur_ += size;
   }
   void put(std::uint64_t value) { varint(value); }
@@ -171,13 +230,15 @@ class Writer {
   template <typename T>
   void put(std::vector<T>& values) {
     varint(values.size());
-    for (T& value : values) put(value);
+    for (T& value : values) {
+      if constexpr (MemberBound<T>::value > 0) reserve(MemberBound<T>::value);
+      put(value);
+    }
   }
   template <typename T>
   requires std::is_class_v<T>
   void put(T& message) { fields(*this, message); }
 
-  std::string& buffer_;
   char* begin_ = nullptr;
   char* cur_ = nullptr;
   char* end_ = nullptr;
@@ -293,14 +354,16 @@ std::string encode_any(const T& value) {
   return std::string(writer.view());
 }
 
+// Flattened, so that the writer's member functions (and with them its pointers) stay in one
+// function: see Writer::grow().
 template <typename Request, typename Answer>
-EncodedCommand encode_pair(const Request& request, const Answer& answer) {
+[[gnu::flatten]] EncodedCommand encode_pair(const Request& request, const Answer& answer) {
   Writer writer;
   writer.message(request);
   const std::size_t request_size = writer.size();
   writer.message(answer);
   const std::string_view bytes = writer.view();
-  return EncodedCommand(bytes.substr(0, request_size), bytes.substr(request_size));
+  return EncodedCommand(bytes, request_size);
 }
 
 }  // namespace

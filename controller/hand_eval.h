@@ -56,10 +56,33 @@ constexpr CardMask suit_counts(CardMask mask) {
 
 }  // namespace hand_eval_detail
 
-// Every category the cards (up to seven, no duplicates) contain. Branch-free: a handful of
-// bitwise operations on the card mask, no table and no allocation.
-constexpr CategorySet categories(CardMask mask) {
+// The categories found by rank counts (pairs and better of a kind) and by runs of ranks.
+inline constexpr CategorySet kRankCategories =
+    (1U << static_cast<unsigned>(Category::pair)) |
+    (1U << static_cast<unsigned>(Category::two_pair)) |
+    (1U << static_cast<unsigned>(Category::three_of_a_kind)) |
+    (1U << static_cast<unsigned>(Category::straight)) |
+    (1U << static_cast<unsigned>(Category::full_house)) |
+    (1U << static_cast<unsigned>(Category::four_of_a_kind));
+
+// Every category the cards (up to seven, no duplicates) contain; with `wanted`, a category found
+// by rank (kRankCategories) is looked for only when `wanted` holds it, so the set is exact on
+// `wanted`, on high_card and on the suit categories (flush, straight flush, royal), and may lack
+// other rank categories. A handful of bitwise operations on the card mask, no table and no
+// allocation; straight flushes and royals are looked for only beside a flush (rare, and a
+// well-predicted branch), and `wanted` is the same for every hand a paytable resolves.
+constexpr CategorySet categories(CardMask mask, CategorySet wanted = 0xFFFF) {
   using namespace hand_eval_detail;
+  unsigned set = 1U << static_cast<unsigned>(Category::high_card);
+  const CardMask flush_lanes = (suit_counts(mask) + kLanes * 11) & (kLanes * 16);
+  if (flush_lanes != 0) [[unlikely]] {  // A straight flush or a royal needs five of a suit.
+    const CardMask straight_flushes = five_runs(ace_low_extended(mask));
+    const CardMask royal_lanes = ((mask & (kLanes * 0x1F00)) + kLanes * 0x0100) & (kLanes * 0x2000);
+    set |= 1U << static_cast<unsigned>(Category::flush);
+    set |= unsigned{straight_flushes != 0} << static_cast<unsigned>(Category::straight_flush);
+    set |= unsigned{royal_lanes != 0} << static_cast<unsigned>(Category::royal_flush);
+  }
+  if ((wanted & kRankCategories) == 0) return static_cast<CategorySet>(set);
   const CardMask s0 = mask & kRankBits;
   const CardMask s1 = (mask >> 16) & kRankBits;
   const CardMask s2 = (mask >> 32) & kRankBits;
@@ -73,25 +96,19 @@ constexpr CategorySet categories(CardMask mask) {
   const CardMask carry = low_sum & high_sum;
   const CardMask twos = low_carry ^ high_carry ^ carry;
   const CardMask quads = low_carry & high_carry;  // Count 4: the only way to reach the fours.
-  const CardMask any = ones | twos | quads;
   const CardMask pairs = twos | quads;
   const CardMask trips = (twos & ones) | quads;
   const bool two_pairs = (pairs & (pairs - 1)) != 0;
-  const CardMask flush_lanes = (suit_counts(mask) + kLanes * 11) & (kLanes * 16);
-  const CardMask straight_flushes = five_runs(ace_low_extended(mask));
-  const CardMask royal_lanes = ((mask & (kLanes * 0x1F00)) + kLanes * 0x0100) & (kLanes * 0x2000);
-  const bool straight = five_runs(ace_low_extended(any)) != 0;
-
-  unsigned set = 1U << static_cast<unsigned>(Category::high_card);
   set |= unsigned{pairs != 0} << static_cast<unsigned>(Category::pair);
   set |= unsigned{two_pairs} << static_cast<unsigned>(Category::two_pair);
   set |= unsigned{trips != 0} << static_cast<unsigned>(Category::three_of_a_kind);
-  set |= unsigned{straight} << static_cast<unsigned>(Category::straight);
-  set |= unsigned{flush_lanes != 0} << static_cast<unsigned>(Category::flush);
   set |= unsigned{trips != 0 && two_pairs} << static_cast<unsigned>(Category::full_house);
   set |= unsigned{quads != 0} << static_cast<unsigned>(Category::four_of_a_kind);
-  set |= unsigned{straight_flushes != 0} << static_cast<unsigned>(Category::straight_flush);
-  set |= unsigned{royal_lanes != 0} << static_cast<unsigned>(Category::royal_flush);
+  if (contains(wanted, Category::straight)) {
+    const CardMask any = ones | twos | quads;
+    set |= unsigned{five_runs(ace_low_extended(any)) != 0}
+           << static_cast<unsigned>(Category::straight);
+  }
   return static_cast<CategorySet>(set);
 }
 

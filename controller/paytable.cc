@@ -134,8 +134,12 @@ HandFacts evaluate(GameRule rule, SeatCards cards, unsigned needed) {
 }
 
 CommunityCards community_cards(GameRule rule, std::span<const Card> community) {
+  return community_cards(rule, community, mask_of(community));
+}
+
+CommunityCards community_cards(GameRule rule, std::span<const Card> community, CardMask all) {
   CommunityCards cards;
-  cards.all = mask_of(community);
+  cards.all = all;
   if (rule == GameRule::heads_up_holdem) {
     cards.flop = mask_of(community.first(std::min<std::size_t>(3, community.size())));
     cards.royal = royal_suits(cards.all) != 0;
@@ -145,18 +149,27 @@ CommunityCards community_cards(GameRule rule, std::span<const Card> community) {
 
 HandFacts evaluate(GameRule rule, std::span<const Card> pocket_cards,
                    const CommunityCards& community, unsigned needed) {
-  const CardMask pocket = mask_of(pocket_cards);
+  return evaluate(rule, mask_of(pocket_cards), community, needed);
+}
+
+HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community, unsigned needed,
+                   CategorySet wanted) {
   const CardMask all = pocket | community.all;
   HandFacts facts;
-  facts.categories = categories(all);
-  facts.royal_suits = royal_suits(all);
+  facts.categories = categories(all, wanted);
+  // A royal needs five cards of a suit: without a flush among all the cards there is none,
+  // flopped or not (the flopped cards are among them).
+  const bool flush = contains(facts.categories, Category::flush);
+  if (flush) facts.royal_suits = royal_suits(all);
   if (needed & facts::kLongestRun) facts.longest_run = longest_straight_flush_run(all);
   if (needed & facts::kSuitedNineToAce) facts.suited_nine_to_ace = has_suited_nine_to_ace(all);
   if (needed & facts::kMaxSuitCount) facts.max_suit_count = max_suit_count(all);
   if (rule == GameRule::heads_up_holdem) {
     const CardMask flopped = pocket | community.flop;
     if (needed & facts::kFloppedCategories) facts.flopped_categories = categories(flopped);
-    if (needed & facts::kFloppedRoyalSuits) facts.flopped_royal_suits = royal_suits(flopped);
+    if (flush && (needed & facts::kFloppedRoyalSuits)) {
+      facts.flopped_royal_suits = royal_suits(flopped);
+    }
     if (needed & facts::kCommunityRoyal) facts.community_royal = community.royal;
   }
   return facts;
@@ -414,10 +427,8 @@ bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts
   return qualifies_inline(paytable, event, facts, context);
 }
 
-std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
-                                   const RoundContext& context) {
-  // Most hands hold none of the categories any row needs: they lose without a walk.
-  if ((facts.categories & paytable.reaching) == 0) return std::nullopt;
+std::optional<std::size_t> resolve_walk(const Paytable& paytable, const HandFacts& facts,
+                                        const RoundContext& context) {
   for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
     if (qualifies_inline(paytable, paytable.rows[row].hand, facts, context)) return row;
   }

@@ -119,7 +119,7 @@ CardCounts card_counts(GameRule rule);
 
 // What the cards of one seat make, computed once and matched against every row.
 struct HandFacts {
-  CategorySet categories = 0;
+  CategorySet categories = 0;  // Rank categories only among those evaluate() was asked for.
   unsigned royal_suits = 0;
   CategorySet flopped_categories = 0;  // Heads Up Hold'em only.
   unsigned flopped_royal_suits = 0;
@@ -140,9 +140,16 @@ struct CommunityCards {
   bool royal = false;      // Heads Up Hold'em: the board alone is a royal flush.
 };
 CommunityCards community_cards(GameRule rule, std::span<const Card> community);
+// The same with the cards' mask (mask_of(community)) already made, as parsing them makes it.
+CommunityCards community_cards(GameRule rule, std::span<const Card> community, CardMask all);
 // evaluate() with the community's part already computed: the same facts.
 HandFacts evaluate(GameRule rule, std::span<const Card> pocket, const CommunityCards& community,
                    unsigned needed);
+// The same with the seat's own cards as a mask, for callers that made it while parsing them.
+// Categories found by rank are looked for only among `wanted` (see categories()): a paytable's
+// `reaching` are all that resolve() reads.
+HandFacts evaluate(GameRule rule, CardMask pocket, const CommunityCards& community, unsigned needed,
+                   CategorySet wanted = 0xFFFF);
 
 // The facts that qualifies() reads for these rows (facts::).
 unsigned facts_needed_by(const std::vector<PaytableRow>& rows);
@@ -168,8 +175,15 @@ bool qualifies(const Paytable& paytable, HandEvent event, const HandFacts& facts
                const RoundContext& context);
 
 // The highest-ranking row the facts qualify for (its index), or nothing (the hand loses).
-std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
-                                   const RoundContext& context);
+// Inline for its first test: most hands hold none of the categories any row needs (`reaching`)
+// and lose there, without a call; the rest walk the rows (resolve_walk()).
+std::optional<std::size_t> resolve_walk(const Paytable& paytable, const HandFacts& facts,
+                                        const RoundContext& context);
+inline std::optional<std::size_t> resolve(const Paytable& paytable, const HandFacts& facts,
+                                          const RoundContext& context) {
+  if ((facts.categories & paytable.reaching) == 0) return std::nullopt;
+  return resolve_walk(paytable, facts, context);
+}
 
 // Checks the cards, evaluates them under the paytable's rule and resolves the row.
 Result<std::optional<std::size_t>, CardError> resolve_cards(const Paytable& paytable,

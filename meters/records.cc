@@ -1,5 +1,7 @@
 #include "meters/records.h"
 
+#include "meters/invariant.h"
+
 namespace jackpot {
 
 EncodedCommand::EncodedCommand(std::string_view request, std::string_view answer)
@@ -8,6 +10,14 @@ EncodedCommand::EncodedCommand(std::string_view request, std::string_view answer
   request.copy(bytes.get(), request.size());
   answer.copy(bytes.get() + request.size(), answer.size());
   bytes_ = std::move(bytes);
+}
+
+EncodedCommand::EncodedCommand(std::string_view bytes, std::size_t request_size)
+    : request_size_(request_size), answer_size_(bytes.size() - request_size) {
+  JACKPOT_INVARIANT(request_size <= bytes.size(), "the request is within the bytes");
+  auto copy = std::make_shared_for_overwrite<char[]>(bytes.size());
+  bytes.copy(copy.get(), bytes.size());
+  bytes_ = std::move(copy);
 }
 
 void Records::clear() {

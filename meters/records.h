@@ -138,6 +138,9 @@ class EncodedCommand {
  public:
   EncodedCommand() = default;
   EncodedCommand(std::string_view request, std::string_view answer);
+  // The request and the answer as written one after the other: `bytes` holds both, the first
+  // `request_size` bytes the request. One copy instead of two.
+  EncodedCommand(std::string_view bytes, std::size_t request_size);
   EncodedCommand(const EncodedCommand&) = default;
   EncodedCommand& operator=(const EncodedCommand&) = default;
   // A moved-from command is empty, never sizes without bytes.

@@ -144,6 +144,47 @@ TEST(EngineCodec, AMessageLargerThanTheFirstBufferEncodesWhole) {
   EXPECT_EQ(command.answer(), encode(answer));
 }
 
+// The writer makes room once per message and lets nested messages, vector elements and long
+// texts make their own: settlements of every size, with texts of every length in every member,
+// must come back whole, and a command's pair must hold exactly what each encodes alone.
+TEST(EngineCodec, MessagesOfManySizesAndTextLengthsRoundTrip) {
+  SplitMix64 random(77);
+  const auto text = [&] {
+    return std::string(static_cast<std::size_t>(uniform_below(random, 90)), 'a');
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    SettleRoundRequest request{
+        TableId(text()), RoundId(uniform_below(random, 1U << 20)), {}, {}, {}};
+    SettleRoundAnswer answer{request.table, request.round, {}, {}};
+    const auto seats = uniform_below(random, 30);
+    for (std::uint64_t seat = 0; seat < seats; ++seat) {
+      SeatHandRequest hand{static_cast<std::uint32_t>(seat), {text(), text()}, std::nullopt};
+      if (seat % 3 == 0) hand.keyed_hand = text();
+      request.seats.push_back(hand);
+      request.board.push_back(text());
+      SeatResultView result{static_cast<std::uint32_t>(seat),
+                            LinkId(text()),
+                            Name(text()),
+                            Name(text()),
+                            seat % 2 == 0,
+                            {},
+                            usd("1.00")};
+      for (std::uint64_t award = uniform_below(random, 4); award > 0; --award) {
+        result.awards.push_back({LinkId(text()), AwardKind::fixed, 1, Name(text()), 0,
+                                 usd("-12345.67"), PayoutId(award)});
+      }
+      answer.results.push_back(result);
+      answer.meters.push_back(
+          {LinkId(text()), 1, Name(text()), usd("0.000001"), usd("250.00"), std::nullopt});
+    }
+    const EncodedCommand command = encode_command(request, answer);
+    ASSERT_EQ(command.request(), encode(request)) << "trial " << trial;
+    ASSERT_EQ(command.answer(), encode(answer)) << "trial " << trial;
+    ASSERT_EQ(decode<SettleRoundRequest>(command.request()), request) << "trial " << trial;
+    ASSERT_EQ(decode<SettleRoundAnswer>(command.answer()), answer) << "trial " << trial;
+  }
+}
+
 TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {
   const std::string bytes = encode(a_settlement());
   for (std::size_t length = 0; length < bytes.size(); ++length) {

@@ -1862,10 +1862,57 @@ TEST(EngineHandRecords, KeepTheCardsEachLinkEvaluated) {
       settle_request("MS", 1, {cards(4, {"Qs", "Qd"})}, {"9h", "9s", "2d"}, {"Jc", "Th", "3s"}));
   EXPECT_EQ(hand_text(4, "FIVE"), "Qs Qd | Jc Th 3s");
 
+  // The link's own cards are counted per link, for every seat: the refusal names the seat, the
+  // link and what its rule needs.
+  h.open("MS", 2);
+  h.lock(lock_request("MS", 2, {wager(4, "FIVE", 100)}));
+  Records refused;
+  const auto short_link_cards = h.engine().settle_round(
+      settle_request("MS", 2, {cards(4, {"Qs", "Qd"})}, {"9h", "9s", "2d"}, {"Jc", "Th"}), refused);
+  ASSERT_FALSE(short_link_cards.ok());
+  EXPECT_EQ(short_link_cards.error().code, EngineError::invalid_argument);
+  EXPECT_EQ(short_link_cards.error().message,
+            "seat 4 on link 'FIVE': Five-Card Linked needs 3 community cards, got 2");
+  EXPECT_TRUE(refused.empty());
+
   h.open("H", 1);
   h.lock(lock_request("H", 1, {wager(6, "HCF", 100)}));
   h.settle(settle_request("H", 1, {cards(6, {"2s", "4s", "6s", "8s", "Ts", "Qs", "Kd"})}, {}));
   EXPECT_EQ(hand_text(6, "HCF"), "2s 4s 6s 8s Ts Qs Kd");
+}
+
+// A card may be dealt once a round: the refusal names the first card, in deal order (board, link
+// cards, then the seats upwards, each seat's cards in order), that was dealt before.
+TEST(EngineHandRecords, ACardDealtTwiceIsNamed) {
+  EngineConfig config;
+  config.links.push_back(royal_link("FIVE"));
+  config.tables.push_back(
+      table_settings("MS", GameRule::mississippi_stud, 6,
+                     {plays("FIVE", "PT-BJS-5CL-01", CommunitySource::link_cards)}));
+  Harness h(config);
+  h.open("MS", 1);
+  h.lock(lock_request("MS", 1, {wager(2, "FIVE", 100), wager(4, "FIVE", 100)}));
+  const auto refusal = [&](const SettleRoundRequest& request) {
+    Records refused;
+    const auto result = h.engine().settle_round(request, refused);
+    EXPECT_TRUE(refused.empty());
+    return result.ok() ? std::string("<accepted>") : result.error().message;
+  };
+  const std::vector<std::string> board{"9h", "9s", "2d"};
+  EXPECT_EQ(refusal(settle_request("MS", 1, {cards(2, {"Qs", "Qd"}), cards(4, {"As", "Kd"})}, board,
+                                   {"Jc", "2d", "3s"})),
+            "2d is dealt twice");
+  EXPECT_EQ(refusal(settle_request("MS", 1, {cards(2, {"Qs", "3s"}), cards(4, {"As", "Kd"})}, board,
+                                   {"Jc", "Th", "3s"})),
+            "3s is dealt twice");
+  EXPECT_EQ(refusal(settle_request("MS", 1, {cards(2, {"Qs", "Qd"}), cards(4, {"Kd", "Qd"})}, board,
+                                   {"Jc", "Th", "3s"})),
+            "Qd is dealt twice");
+  EXPECT_EQ(refusal(settle_request("MS", 1, {cards(2, {"Qs", "Qd"}), cards(4, {"9s", "Qd"})}, board,
+                                   {"Jc", "Th", "3s"})),
+            "9s is dealt twice");
+  h.settle(settle_request("MS", 1, {cards(2, {"Qs", "Qd"}), cards(4, {"As", "Kd"})}, board,
+                          {"Jc", "Th", "3s"}));
 }
 
 }  // namespace

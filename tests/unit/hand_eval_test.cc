@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <random>
 
 namespace jackpot {
 namespace {
@@ -81,6 +82,47 @@ TEST(HandEval, FiveCardCensus) {
                                                   5'108,     3'744,     624,     36,     4};
   EXPECT_EQ(counts, expected);
   EXPECT_EQ(disagreements, 0u);
+}
+
+// categories(mask, wanted) skips the rank categories not wanted: on random seven-card hands
+// (and on every flush family hand below) it must agree with the full set on every wanted
+// category, on high_card and on the suit categories, for every choice of wanted rank categories.
+TEST(HandEval, CategoriesAmongWantedAgreeWithTheFullSet) {
+  constexpr CategorySet kSuitCategories = (1U << static_cast<unsigned>(Category::high_card)) |
+                                          (1U << static_cast<unsigned>(Category::flush)) |
+                                          (1U << static_cast<unsigned>(Category::straight_flush)) |
+                                          (1U << static_cast<unsigned>(Category::royal_flush));
+  std::vector<CardMask> hands = {
+      hand({"As", "Ks", "Qs", "Js", "Ts", "2d", "3c"}), hand({"Ah", "2h", "3h", "4h", "5h", "Kd"}),
+      hand({"2h", "7h", "9h", "Jh", "Kh", "Ah", "3c"}), hand({"9c", "9d", "9h", "9s", "Ac", "Ad"}),
+      hand({"Ac", "2d", "3h", "4s", "5c", "9d", "Kh"})};
+  std::mt19937_64 shuffle(5);
+  std::array<unsigned, 52> deck{};
+  for (unsigned card = 0; card < 52; ++card) deck[card] = card;
+  for (int deal = 0; deal < 20000; ++deal) {
+    std::shuffle(deck.begin(), deck.end(), shuffle);
+    CardMask mask = 0;
+    for (int i = 0; i < 7; ++i) {
+      mask |= card_bit(Card{static_cast<std::uint8_t>(deck[static_cast<std::size_t>(i)] % 13),
+                            static_cast<std::uint8_t>(deck[static_cast<std::size_t>(i)] / 13)});
+    }
+    hands.push_back(mask);
+  }
+  std::size_t differs = 0;
+  for (const CardMask mask : hands) {
+    const CategorySet all = categories(mask);
+    for (unsigned subset = 0; subset < 64; ++subset) {
+      CategorySet wanted = 0;
+      unsigned bit = 0;
+      for (unsigned category = 0; category < 10; ++category) {
+        if (!contains(kRankCategories, static_cast<Category>(category))) continue;
+        if (subset & (1U << bit++)) wanted = static_cast<CategorySet>(wanted | (1U << category));
+      }
+      const CategorySet exact = static_cast<CategorySet>(wanted | kSuitCategories);
+      if ((categories(mask, wanted) & exact) != (all & exact)) ++differs;
+    }
+  }
+  EXPECT_EQ(differs, 0u);
 }
 
 }  // namespace

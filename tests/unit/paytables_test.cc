@@ -165,6 +165,13 @@ TEST(Paytables, SkippingFactsNoRowReadsResolvesEveryHandAlike) {
         EXPECT_EQ(resolve(paytable, evaluate(paytable.rule, seat, paytable.facts_needed), context),
                   resolve(paytable, evaluate(paytable.rule, seat), context))
             << paytable.id << ": " << cards_text_for_test(cards);
+        // As settlement evaluates: the pocket as a mask, rank categories only among `reaching`.
+        const HandFacts narrowed_facts = evaluate(paytable.rule, mask_of(seat.pocket),
+                                                  community_cards(paytable.rule, seat.community),
+                                                  paytable.facts_needed, paytable.reaching);
+        EXPECT_EQ(resolve(paytable, narrowed_facts, context),
+                  resolve(paytable, evaluate(paytable.rule, seat), context))
+            << paytable.id << ": " << cards_text_for_test(cards);
       }
     }
   }
