@@ -95,8 +95,8 @@ void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double sec
         const double sign = t.kind == TransferKind::contribution ? 1 : -1;
         // A counter only rises: reversals are counted on their own series.
         contributions_
-            ->Add({{"link", record.link.value()},
-                   {"direction", sign > 0 ? "contributed" : "reversed"}})
+            ->Add(
+                {{"link", record.link.str()}, {"direction", sign > 0 ? "contributed" : "reversed"}})
             .Increment(static_cast<double>(t.amount.micros()) / 1e6);
       }
     }

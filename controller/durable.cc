@@ -161,7 +161,7 @@ std::vector<std::string> PostgresDurability::open_new_links(const storage::Store
     rows.push_back(
         {settings.meters.id.value(), static_cast<std::uint32_t>(settings.meters.levels.size())});
     for (const Transfer& transfer : transfers) {
-      opening.transfers.push_back({settings.meters.id, transfer});
+      opening.transfers.push_back({Name(settings.meters.id.value()), transfer});
     }
     for (std::uint32_t level = 1; level <= link->level_count(); ++level) {
       if (const auto& trigger = link->hidden_trigger(level)) {

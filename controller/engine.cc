@@ -180,7 +180,8 @@ struct Engine::LinkState {
   LinkSettings settings;
   Link link;
   LinkStatus status = LinkStatus::open;
-  std::vector<Transfer> scratch;  // Transfers of the command in progress.
+  std::vector<Transfer> scratch;          // Transfers of the command in progress.
+  Name name{settings.meters.id.value()};  // The link's id, as records name it.
 };
 
 struct Engine::TableState {
@@ -221,8 +222,7 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::create(
     JACKPOT_INVARIANT(link.ok(), "validated link configurations open");
     auto state = std::make_unique<LinkState>(
         LinkState{settings, std::move(link).value(), LinkStatus::open, {}});
-    for (const Transfer& transfer : opening)
-      out.transfers.push_back({settings.meters.id, transfer});
+    for (const Transfer& transfer : opening) out.transfers.push_back({state->name, transfer});
     for (std::uint32_t level = 1; level <= state->link.level_count(); ++level) {
       if (const auto& trigger = state->link.hidden_trigger(level)) {
         out.draws.push_back({engine->next_draw_id(), 0, settings.meters.id, level,
@@ -697,12 +697,12 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
         std::sort(wagers[i].begin(), wagers[i].end(), by_seat);
       }
       for (const auto& wager : wagers[i]) {
-        out.wagers.emplace_back(round->key, wager.seat, link_id,
+        out.wagers.emplace_back(round->key, wager.seat, link.name,
                                 *link.settings.meters.base_wager.times(wager.units), wager.units);
       }
       round->contributions[i].reserve(link.scratch.size());
       for (const Transfer& transfer : link.scratch) {
-        out.transfers.emplace_back(link_id, transfer);
+        out.transfers.emplace_back(link.name, transfer);
         if (transfer.kind == TransferKind::contribution ||
             transfer.kind == TransferKind::overflow) {
           round->contributions[i].push_back(transfer);
@@ -759,7 +759,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
           std::vector<Transfer> paid_now;
           const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
           JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
-          for (const Transfer& transfer : paid_now) out.transfers.push_back({link_id, transfer});
+          for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
           payout.state = PayoutState::paid;
           payout.approvals_required = 0;
         } else if (link.settings.dual_approval_threshold &&
@@ -1193,16 +1193,15 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     std::size_t result_count = 0;
     for (std::size_t i = 0; i < link_count; ++i) {
       const auto& played = table.links[i];
-      const LinkId& link_id = played.link->settings.meters.id;
       for (SeatOutcome& outcome : outcomes[i]) {
         outcome_at[slot(outcome.seat, i)] = &outcome;
         ++result_count;
         const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-        out.hands.emplace_back(round->key, outcome.seat, link_id, outcome.cards, outcome.keyed,
-                               hand);
+        out.hands.emplace_back(round->key, outcome.seat, played.link->name, outcome.cards,
+                               outcome.keyed, hand);
       }
       for (const Transfer& transfer : played.link->scratch) {
-        out.transfers.emplace_back(link_id, transfer);
+        out.transfers.emplace_back(played.link->name, transfer);
       }
       played.link->scratch.clear();
     }
@@ -1293,7 +1292,7 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   const std::int64_t now = clock_.now_us();
   for (const auto& played : table.links) {
     for (const Transfer& transfer : played.link->scratch) {
-      out.transfers.push_back({played.link->settings.meters.id, transfer});
+      out.transfers.push_back({played.link->name, transfer});
     }
     played.link->scratch.clear();
   }
@@ -1341,7 +1340,7 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
       return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
                                                       std::string(to_string(paid.error())));
     }
-    for (const Transfer& transfer : link.scratch) out.transfers.push_back({payout.link, transfer});
+    for (const Transfer& transfer : link.scratch) out.transfers.push_back({link.name, transfer});
     link.scratch.clear();
     payout.state = PayoutState::paid;
   }
@@ -1387,7 +1386,7 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
     return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
                                                     std::string(to_string(returned.error())));
   }
-  for (const Transfer& transfer : link.scratch) out.transfers.push_back({payout.link, transfer});
+  for (const Transfer& transfer : link.scratch) out.transfers.push_back({link.name, transfer});
   link.scratch.clear();
   payout.state = PayoutState::rejected;
   payout.rejected_by = supervisor;

@@ -74,12 +74,12 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
       round.dynamic[i].emplace_back(pay.row, pay.option);
   }
   for (const auto& wager : stored.wagers) {
-    if (const auto i = place(wager.link); i < links) {
+    if (const auto i = place(LinkId(wager.link.str())); i < links) {
       round.wagers[i].push_back({wager.seat, wager.units});
     }
   }
   for (const auto& transfer : stored.contributions) {
-    if (const auto i = place(transfer.link); i < links) {
+    if (const auto i = place(LinkId(transfer.link.str())); i < links) {
       round.contributions[i].push_back(transfer.transfer);
     }
   }

@@ -60,10 +60,12 @@ struct RoundRecord {
   std::string reason;  // For a void.
 };
 
+// Records name their link with a Name (meters/name.h): links are configuration, and a Name
+// copies as a pointer where a link id's string copies its text, about 20 times per round.
 struct WagerRecord {
   std::uint64_t round_key = 0;
   std::uint32_t seat = 0;
-  LinkId link;
+  Name link;
   Money amount;
   std::int64_t units = 0;
 };
@@ -97,7 +99,7 @@ class CardsText {
 struct HandRecord {
   std::uint64_t round_key = 0;
   std::uint32_t seat = 0;
-  LinkId link;
+  Name link;
   CardsText cards;  // Empty when keyed.
   bool dealer_keyed = false;
   Name hand;  // The row's label, or empty.
@@ -125,7 +127,7 @@ struct DrawRecord {
 };
 
 struct TransferRecord {
-  LinkId link;
+  Name link;
   Transfer transfer;
 };
 

@@ -476,11 +476,11 @@ void BatchRows::add(const Records& records) {
   }
   for (const WagerRecord& wager : records.wagers) {
     wagers_->add(static_cast<std::int64_t>(wager.round_key), static_cast<std::int64_t>(wager.seat),
-                 wager.link.value(), wager.amount.micros(), wager.units);
+                 wager.link, wager.amount.micros(), wager.units);
   }
   for (const HandRecord& hand : records.hands) {
     hands_->add(static_cast<std::int64_t>(hand.round_key), static_cast<std::int64_t>(hand.seat),
-                hand.link.value(), hand.cards.view(), hand.dealer_keyed, hand.hand);
+                hand.link, hand.cards.view(), hand.dealer_keyed, hand.hand);
   }
   for (const DrawRecord& draw : records.draws) {
     std::optional<std::int64_t> point;
@@ -502,7 +502,7 @@ void BatchRows::add(const Records& records) {
   }
   for (const TransferRecord& record : records.transfers) {
     const Transfer& t = record.transfer;
-    transfers_->add(record.link.value(), static_cast<std::int64_t>(t.id.value()),
+    transfers_->add(record.link, static_cast<std::int64_t>(t.id.value()),
                     std::string(to_string(t.debit.kind)), static_cast<std::int64_t>(t.debit.level),
                     std::string(to_string(t.credit.kind)),
                     static_cast<std::int64_t>(t.credit.level), t.amount.micros(),

@@ -102,7 +102,7 @@ void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
   for (const auto& row : tx.exec("SELECT seat, link_id, amount_micros, units FROM wagers WHERE "
                                  "round_key = " +
                                  key + " ORDER BY link_id, seat")) {
-    round.wagers.push_back({round.round_key, u32(row[0]), LinkId(row[1].as<std::string>()),
+    round.wagers.push_back({round.round_key, u32(row[0]), Name(row[1].as<std::string>()),
                             Money::from_micros(row[2].as<std::int64_t>()),
                             row[3].as<std::int64_t>()});
   }
@@ -113,7 +113,7 @@ void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
                                  // round's key, and its payout's id; the lock's have none.
                                  "AND payout_id IS NULL "
                                  "ORDER BY link_id, transfer_id")) {
-    round.contributions.push_back({LinkId(row[0].as<std::string>()), transfer_of(row, 1)});
+    round.contributions.push_back({Name(row[0].as<std::string>()), transfer_of(row, 1)});
   }
   for (const auto& row : tx.exec("SELECT link_id, level, seat, amount_micros, award_transfer_id, "
                                  "draw_id, payout_id FROM must_hit_by_hits WHERE round_key = " +
@@ -127,7 +127,7 @@ void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
         tx.exec_params1(std::string("SELECT ") + kTransferColumns +
                             " FROM transfers WHERE link_id = $1 AND transfer_id = $2",
                         hit.link.value(), static_cast<std::int64_t>(hit.award.value()));
-    round.hit_awards.push_back({hit.link, transfer_of(award, 0)});
+    round.hit_awards.push_back({Name(hit.link.value()), transfer_of(award, 0)});
   }
 }
 

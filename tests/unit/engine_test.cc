@@ -389,7 +389,7 @@ class Harness {
     for (const WagerRequest& wager_made : request.wagers) {
       const auto found =
           std::find_if(last_.wagers.begin(), last_.wagers.end(), [&](const WagerRecord& record) {
-            return record.seat == wager_made.seat && record.link == wager_made.link;
+            return record.seat == wager_made.seat && record.link == wager_made.link.value();
           });
       if (found == last_.wagers.end()) {
         ADD_FAILURE() << what << ": no wager record for seat " << wager_made.seat;
@@ -572,9 +572,8 @@ class Harness {
   void expect_links_of_table(const std::string& what, const TableId& table) {
     const auto links = engine_->links_of_table(table);
     for (const TransferRecord& record : last_.transfers) {
-      EXPECT_NE(std::find(links.begin(), links.end(), record.link), links.end())
-          << what << ": a transfer on link " << record.link.value()
-          << ", which the table does not play";
+      EXPECT_NE(std::find(links.begin(), links.end(), LinkId(record.link.str())), links.end())
+          << what << ": a transfer on link " << record.link << ", which the table does not play";
     }
   }
 
@@ -635,7 +634,7 @@ TEST(EngineOneLink, ContributionsFromThreeTablesOfTwoGamesMoveOneMeter) {
   EXPECT_EQ(h.meter("PROG", 1), usd("1000.00"));
   EXPECT_EQ(h.reserve("PROG", 1), Money());
   ASSERT_FALSE(h.created_records().transfers.empty());
-  EXPECT_EQ(h.created_records().transfers[0].link, LinkId("PROG"));
+  EXPECT_EQ(h.created_records().transfers[0].link, "PROG");
   EXPECT_EQ(h.created_records().transfers[0].transfer.kind, TransferKind::seed);
 
   h.open("HUH-1", 1);
@@ -1814,7 +1813,7 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   EXPECT_EQ(back[0].credit, AccountRef::meter(1));
   EXPECT_EQ(back[0].corrects, returned.award_transfer);
   for (const TransferRecord& record : h.records().transfers) {
-    EXPECT_EQ(record.link, LinkId("APP"));
+    EXPECT_EQ(record.link, "APP");
   }
   EXPECT_EQ(h.meter("APP", 1), usd("40000.052070"));
   EXPECT_EQ(h.balance("APP", AccountKind::awards_payable), Money());
@@ -1842,7 +1841,7 @@ TEST(EngineHandRecords, KeepTheCardsEachLinkEvaluated) {
   Harness h(config);
   const auto hand_text = [&](std::uint32_t seat, const std::string& link) {
     for (const HandRecord& hand : h.records().hands) {
-      if (hand.seat == seat && hand.link == LinkId(link)) return std::string(hand.cards.view());
+      if (hand.seat == seat && hand.link == link) return std::string(hand.cards.view());
     }
     return std::string("<no hand record>");
   };
