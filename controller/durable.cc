@@ -200,7 +200,7 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
               " commands staged for a batch of " + std::to_string(batch.size());
       return false;
     }
-    if (sealed_->commands() == 0) return true;
+    if (!sealed_->has_rows()) return true;  // Nothing to write (no statement has no tables).
     storage::CommitConnection& connection = committer();
     const storage::BinaryParameters parameters =
         sealed_->finish_binary([this](const std::string& type) {

@@ -49,6 +49,7 @@ class BatchRows {
   // rows: clear() before reusing it.
   void add(const Records& records);
   std::size_t commands() const { return commands_; }
+  bool has_rows() const { return statement_tables() != 0; }
   // Text format: everything added, as statements; empty when nothing was added.
   std::string sql() const;
 
