@@ -143,8 +143,10 @@ class Writer {
     char* end;
   };
   // reserve(n) leaves room for n bytes and kSlack more. A message reserves its members' bound; a
-  // nested message, a vector's element or a long text reserves its own in the middle, and what
-  // it writes leaves at least kSlack, enough for the rest of the enclosing message.
+  // nested message, a vector's element or a long text reserves its own in the middle, and after
+  // a nested message or a vector the writer makes sure of kSlack again (members written after a
+  // nested reserve at several levels could otherwise add up past one slack), which is enough
+  // for the rest of the enclosing message: every message's bound is at most kSlack.
   static constexpr std::size_t kSlack = 256;
   static std::string& buffer() {
     thread_local std::string bytes;
@@ -234,10 +236,14 @@ class Writer {
       if constexpr (MemberBound<T>::value > 0) reserve(MemberBound<T>::value);
       put(value);
     }
+    reserve(0);  // kSlack again for the rest of the enclosing message (see kSlack).
   }
   template <typename T>
   requires std::is_class_v<T>
-  void put(T& message) { fields(*this, message); }
+  void put(T& message) {
+    fields(*this, message);
+    reserve(0);  // As for a vector: a nested message may have spent its slack.
+  }
 
   char* begin_ = nullptr;
   char* cur_ = nullptr;
