@@ -116,20 +116,20 @@ ColumnType column_type(const std::string& sql_type) {
   return ColumnType::enumeration;  // account_kind, transfer_kind: their OIDs come from the server.
 }
 
-void put_be32(std::string& out, std::uint32_t value) {
-  const char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
-                         static_cast<char>(value >> 8), static_cast<char>(value)};
-  out.append(bytes, 4);
-}
-void put_be64(std::string& out, std::uint64_t value) {
-  put_be32(out, static_cast<std::uint32_t>(value >> 32));
-  put_be32(out, static_cast<std::uint32_t>(value));
-}
 void patch_be32(char* at, std::uint32_t value) {
   at[0] = static_cast<char>(value >> 24);
   at[1] = static_cast<char>(value >> 16);
   at[2] = static_cast<char>(value >> 8);
   at[3] = static_cast<char>(value);
+}
+void put_be32(std::string& out, std::uint32_t value) {
+  char bytes[4];
+  patch_be32(bytes, value);
+  out.append(bytes, 4);
+}
+void put_be64(std::string& out, std::uint64_t value) {
+  put_be32(out, static_cast<std::uint32_t>(value >> 32));
+  put_be32(out, static_cast<std::uint32_t>(value));
 }
 
 // The microseconds from the Unix epoch to PostgreSQL's, 2000-01-01 00:00:00 UTC.
