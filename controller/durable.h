@@ -28,8 +28,8 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
 
   // At start: the engine the database describes, or, on a database without engine state, a new
   // engine at its seeds whose opening records are written before it serves. Links and tables
-  // added to the floor since the last start open at their seeds; a floor that drops a link or
-  // table that still has rounds or pending payouts is refused.
+  // added to the floor since the last start open at their seeds; any other edit of the floor
+  // must fit the kept state or the start is refused, naming why (docs/architecture.md §7b).
   Result<std::unique_ptr<Engine>, std::vector<std::string>> open();
 
   // Each command's rows are rendered as it joins the gathering batch (stage), so that the

@@ -174,6 +174,75 @@ class LinkCardsText {
   CardsText template_;
 };
 
+// Why a table's OPEN or LOCKED round, kept across a restart, cannot go on under the table's
+// settings and paytables on the floor now (docs/architecture.md §7b), or nothing. `paytables`
+// and `links` are per link of the table, in configuration order, as the round's vectors are.
+std::optional<std::string> live_round_problem(const TableSettings& table,
+                                              const std::vector<const Paytable*>& paytables,
+                                              const std::vector<const Link*>& links,
+                                              const RoundSnapshot& round) {
+  const std::string name = round_name(table.id, round.id) + " is " +
+                           (round.phase == RoundPhase::open ? "OPEN" : "LOCKED");
+  const std::string settle_first = "; settle or void it first";
+  // The open's answer names the paytable each Dynamic Pay selection was drawn on: the round pays
+  // those, and a paytable with Dynamic Pays needs its selection drawn at the open.
+  const auto opened = round.opened ? decode<OpenRoundAnswer>(round.opened->answer())
+                                   : std::optional<OpenRoundAnswer>();
+  // (Recovery refuses an answer that does not decode.)
+  for (std::size_t i = 0; opened && i < table.links.size(); ++i) {
+    const Paytable& paytable = *paytables[i];
+    const DynamicSelectionView* drawn = nullptr;
+    for (const DynamicSelectionView& view : opened->dynamic_pays) {
+      if (view.link == table.links[i].link) drawn = &view;
+    }
+    const std::string link = "link '" + table.links[i].link.value() + "'";
+    if (drawn != nullptr && drawn->paytable_id != paytable.id) {
+      return name + " with Dynamic Pays drawn on paytable " + drawn->paytable_id.str() + " for " +
+             link + ", but the floor now gives the table paytable " + paytable.id.str() +
+             " there: a table's paytable may not change while its round is OPEN or LOCKED" +
+             settle_first;
+    }
+    if (drawn == nullptr && paytable.dynamic_max_selected > 0) {
+      return name + " without Dynamic Pays drawn for " + link +
+             " at its open, but the floor now gives the table paytable " + paytable.id.str() +
+             " there, whose Dynamic Pays are drawn at the open: a table's paytable may not "
+             "change while its round is OPEN or LOCKED" +
+             settle_first;
+    }
+  }
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const std::string link = "link '" + table.links[i].link.value() + "'";
+    for (const auto& wager : round.wagers[i]) {
+      if (wager.seat < 1 || wager.seat > table.seats) {
+        return name + " with a wager at seat " + std::to_string(wager.seat) + " on " + link +
+               ", but the floor gives the table " + std::to_string(table.seats) +
+               " seats: a table may not lose a seat that wagered in its OPEN or LOCKED round" +
+               settle_first;
+      }
+    }
+    const Paytable& paytable = *paytables[i];
+    for (const auto& [row, option] : round.dynamic[i]) {
+      if (row >= paytable.rows.size() || paytable.rows[row].kind != PayKind::dynamic ||
+          option < 1 || option > paytable.rows[row].options.size()) {
+        return name + " with a Dynamic Pay selection (row " + std::to_string(row) + ", option " +
+               std::to_string(option) + ") on " + link + " that paytable " + paytable.id.str() +
+               " does not have: a table's paytable may not change while its round is OPEN or "
+               "LOCKED" +
+               settle_first;
+      }
+    }
+  }
+  for (const RoundSnapshot::Hit& hit : round.hits) {
+    if (hit.link_index >= links.size() || hit.level < 1 ||
+        hit.level > links[hit.link_index]->level_count() || hit.seat < 1 ||
+        hit.seat > table.seats) {
+      return name + " with a Must-Hit-By hit (level " + std::to_string(hit.level) + ", seat " +
+             std::to_string(hit.seat) + ") the floor's table or link no longer has" + settle_first;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct Engine::LinkState {
@@ -289,12 +358,35 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
         return refuse("a round of table '" + saved.id.value() + "' does not fit its links");
       }
     }
+    if (saved.current &&
+        (saved.current->phase == RoundPhase::open || saved.current->phase == RoundPhase::locked)) {
+      std::vector<const Paytable*> played_paytables;
+      std::vector<const Link*> played_links;
+      for (const auto& played : table.links) {
+        played_paytables.push_back(played.paytable);
+        played_links.push_back(&played.link->link);
+      }
+      if (auto problem =
+              live_round_problem(table.settings, played_paytables, played_links, *saved.current)) {
+        return std::vector<std::string>{*problem};
+      }
+    }
     table.current = saved.current;
     table.previous = saved.previous;
   }
   for (const PendingPayout& pending : snapshot.pending) {
-    if (engine->find_link(pending.payout.link) == nullptr) {
-      return refuse("payout " + std::to_string(pending.payout.id.value()) + " on no link");
+    const Payout& payout = pending.payout;
+    const LinkState* link = engine->find_link(payout.link);
+    const auto& award = pending.award;
+    if (link == nullptr || !link->link.ledger().has(award.debit) ||
+        !link->link.ledger().has(award.credit)) {
+      return std::vector<std::string>{
+          "payout " + std::to_string(payout.id.value()) + " (" + payout.amount.to_string() +
+          " to seat " + std::to_string(payout.seat) + " of " +
+          round_name(payout.table, payout.round) + ") is PENDING on link '" + payout.link.value() +
+          "', which the floor " + (link == nullptr ? "no longer has" : "gives other levels") +
+          ": a link may leave the floor only when no payout on it is pending; approve or reject "
+          "it first"};
     }
     engine->payouts_[pending.payout.id.value()] = pending.payout;
     engine->award_transfers_[pending.payout.id.value()] = pending.award;

@@ -34,8 +34,11 @@ class Engine {
   static Result<std::unique_ptr<Engine>, std::vector<std::string>> create(
       EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
       Records& out);
-  // An engine as a snapshot (taken by snapshot(), or rebuilt from storage) describes it, on the
-  // same configuration. Refused when the snapshot does not fit the configuration or breaks an
+  // An engine as a snapshot (taken by snapshot(), or rebuilt from storage) describes it, on a
+  // configuration that may have been edited since (docs/architecture.md §7b). Refused, naming the
+  // link, level, table, round or payout and why, when the snapshot does not fit the
+  // configuration (e.g. a LOCKED round's wager on a seat the table no longer has, Dynamic Pays
+  // drawn on another paytable, a pending payout on a link no longer on the floor) or breaks an
   // invariant.
   static Result<std::unique_ptr<Engine>, std::vector<std::string>> restore(
       EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,

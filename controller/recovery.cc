@@ -31,6 +31,16 @@ std::optional<LinkSnapshot> link_snapshot(const storage::StoredState& state,
     return std::nullopt;
   }
   const auto levels = static_cast<std::uint32_t>(settings.meters.levels.size());
+  // The ledger keeps each level's meter and reserve under its number: a level added would start
+  // at nothing instead of its seed, a level removed would take its money with it.
+  if (stored->levels != 0 && stored->levels != levels) {
+    problems.push_back("link '" + settings.meters.id.value() + "' has " +
+                       std::to_string(stored->levels) + " levels in the database but " +
+                       std::to_string(levels) +
+                       " on the floor: a link's levels cannot be added or removed between "
+                       "restarts; put the new levels on a new link");
+    return std::nullopt;
+  }
   LinkSnapshot snapshot{settings.meters.id, all_balances(*stored, levels), stored->next_transfer,
                         std::vector<std::optional<HiddenTrigger>>(levels), stored->status};
   for (const auto& [level, trigger] : stored->triggers) {
@@ -45,8 +55,25 @@ bool decodes(std::string_view bytes) {
   return decode<T>(bytes).has_value();
 }
 
+bool is_live(RoundPhase phase) { return phase == RoundPhase::open || phase == RoundPhase::locked; }
+
+std::string phase_name(RoundPhase phase) {
+  return phase == RoundPhase::open ? "OPEN" : phase == RoundPhase::locked ? "LOCKED" : "finished";
+}
+
+const LinkSettings* find_link(const EngineConfig& config, const LinkId& id) {
+  for (const LinkSettings& link : config.links) {
+    if (link.meters.id == id) return &link;
+  }
+  return nullptr;
+}
+
+// A round's data on links the table no longer plays: a live round cannot go on without them (a
+// wager, a contribution, a Dynamic Pay selection or a hit would be lost); a finished round keeps
+// only its first answers for replays, so what it did on such a link is left out.
 std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
-                                            const TableSettings& table, Problems& problems) {
+                                            const TableSettings& table, const EngineConfig& config,
+                                            Problems& problems) {
   const std::size_t links = table.links.size();
   const auto index_of = [&](const LinkId& link) {
     for (std::size_t i = 0; i < links; ++i) {
@@ -74,8 +101,25 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
       round.dynamic[i].emplace_back(pay.row, pay.option);
   }
   for (const auto& wager : stored.wagers) {
-    if (const auto i = place(LinkId(wager.link.str())); i < links) {
-      round.wagers[i].push_back({wager.seat, wager.units});
+    const LinkId link(wager.link.str());
+    const auto i = place(link);
+    if (i == links) continue;
+    round.wagers[i].push_back({wager.seat, wager.units});
+    // A live round's fixed and Dynamic pays are "for 1" per base wager locked: a base wager
+    // changed since the lock would pay the seat's units at another price.
+    const LinkSettings* settings = find_link(config, link);
+    const auto priced_at = [&](const LinkSettings& played) {
+      const auto price = played.meters.base_wager.times(wager.units);
+      return price.ok() && *price == wager.amount;
+    };
+    if (is_live(stored.phase) && (settings == nullptr || !priced_at(*settings))) {
+      problems.push_back(name + " is " + phase_name(stored.phase) + " with seat " +
+                         std::to_string(wager.seat) + "'s wager of " + wager.amount.to_string() +
+                         " (" + std::to_string(wager.units) + " base wagers) on link '" +
+                         link.value() + "', whose base wager the floor now makes " +
+                         (settings ? settings->meters.base_wager.to_string() : "?") +
+                         ": a link's base wager may not change while a round at one of its "
+                         "tables is OPEN or LOCKED; settle or void it first");
     }
   }
   for (const auto& transfer : stored.contributions) {
@@ -125,8 +169,11 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
     if (into != nullptr) *into = answer.encoded;
     if (!decoded) problems.push_back(name + ": a stored answer does not decode");
   }
-  if (!fits) {
-    problems.push_back(name + " names a link the table does not play");
+  if (!fits && is_live(stored.phase)) {
+    problems.push_back(name + " is " + phase_name(stored.phase) +
+                       " with wagers, contributions, Dynamic Pays or a hit on a link the floor "
+                       "no longer gives the table: a table may not leave a link while its round "
+                       "is OPEN or LOCKED; settle or void it first");
     return std::nullopt;
   }
   return round;
@@ -151,17 +198,24 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
     TableSnapshot saved{table.id, std::nullopt, std::nullopt};
     for (const storage::StoredRound& stored : state.rounds) {
       if (stored.table != table.id) continue;
-      auto round = round_snapshot(stored, table, problems);
+      auto round = round_snapshot(stored, table, config, problems);
       if (!round) continue;
       saved.previous = std::move(saved.current);  // Rounds come oldest first.
       saved.current = std::move(round);
     }
     snapshot.tables.push_back(std::move(saved));
   }
+  // A table may leave the floor once its round is finished: its rounds stay in the journal (a
+  // floor that names it again carries on from them), its pending payouts stay payable.
   for (const storage::StoredRound& stored : state.rounds) {
     const bool known = std::any_of(config.tables.begin(), config.tables.end(),
                                    [&](const auto& table) { return table.id == stored.table; });
-    if (!known) problems.push_back("table '" + stored.table.value() + "' is not on the floor");
+    if (!known && is_live(stored.phase)) {
+      problems.push_back("table '" + stored.table.value() + "' is not on the floor but its round " +
+                         std::to_string(stored.round.value()) + " is " + phase_name(stored.phase) +
+                         ": a table may leave the floor only when its round is settled or "
+                         "voided");
+    }
   }
   for (const storage::StoredPayout& pending : state.pending) {
     snapshot.pending.push_back({pending.payout, pending.award});

@@ -16,8 +16,10 @@ bool is_empty(const storage::StoredState& state);
 // The engine snapshot the stored state describes on this configuration: every link's balances
 // (all accounts, in ledger order), hidden triggers and status; each table's last two rounds with
 // their decoded requests and answers; pending payouts; counters. Refused, naming what, when the
-// state does not fit the configuration (an unknown link or table, a link missing, an answer that
-// does not decode).
+// state does not fit the configuration (docs/architecture.md §7b): a link missing or with another
+// number of levels, an OPEN or LOCKED round of a table no longer on the floor or with data on a
+// link the table no longer plays or with wagers priced at another base wager, an answer that
+// does not decode.
 Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::StoredState& state,
                                                                const EngineConfig& config);
 

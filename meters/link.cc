@@ -14,6 +14,58 @@ LinkError from_post_error(PostError error) {
   return error == PostError::overflow ? LinkError::overflow : LinkError::insufficient_balance;
 }
 
+// "level 2 (Must-Hit-By $250)", for messages.
+std::string level_name(const LinkConfig& config, std::uint32_t level) {
+  const Name& label = config.levels[level - 1].name;
+  return "level " + std::to_string(level) + (label.empty() ? "" : " (" + label + ")");
+}
+
+// Why a restored level's meter and kept hidden point do not fit its rules now, or nothing.
+std::optional<std::string> restored_level_problem(const LevelRules& rules, Money shown,
+                                                  const std::optional<HiddenTrigger>& kept) {
+  const bool wants = rules.trigger == TriggerMode::hidden_uniform;
+  if (wants && !kept) {
+    return std::string(
+        "hidden trigger missing (a level cannot switch to a hidden trigger between restarts: "
+        "its point is drawn and committed only at a reset)");
+  }
+  if (!wants && kept) {
+    return std::string(
+        "hidden trigger unexpected (a level with a committed hidden point cannot switch it off "
+        "between restarts: the point would be thrown away before it was revealed)");
+  }
+  if (rules.ceiling && shown > *rules.ceiling) {
+    return "the meter " + shown.to_string() + " is above the ceiling " +
+           rules.ceiling->to_string() +
+           " the floor now gives it; a ceiling may not be lowered below the meter";
+  }
+  if (rules.must_hit_by && shown >= *rules.must_hit_by) {
+    return "the meter " + shown.to_string() + " has reached the Must-Hit-By amount " +
+           rules.must_hit_by->to_string() +
+           " the floor now gives it (amount x base wager) without a hit; the amount may not be "
+           "lowered to the meter or below";
+  }
+  if (kept) {
+    // Whether the committed range still fits is decided from the range alone, never from the
+    // secret point, so that a refusal tells nobody where the point lies.
+    if (kept->range_up_to > *rules.must_hit_by) {
+      return "its hidden trigger was committed for a Must-Hit-By amount of " +
+             kept->range_up_to.to_string() + ", above the amount " +
+             rules.must_hit_by->to_string() +
+             " the floor now gives it (amount x base wager); a hidden level's amount may not be "
+             "lowered while a point is committed: restore the amount, or let the level hit first";
+    }
+    if (!verify_trigger(kept->point, kept->salt, kept->commitment) ||
+        kept->point <= kept->range_above || kept->point > kept->range_up_to ||
+        !kept->point.is_whole_cents()) {
+      return std::string(
+          "its hidden trigger does not match its commitment and recorded range: the recorded "
+          "draw has been altered");
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view to_string(LinkError error) {
@@ -88,14 +140,17 @@ Result<Link, std::vector<std::string>> Link::restore(
     }
   }
   link.ledger_.restore(balances, next_transfer);
+  // The floor may have changed since the state was recorded (docs/architecture.md §7b): each
+  // level's kept meter and committed point must still fit its rules, or the link is refused.
+  std::vector<std::string> problems;
   for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
-    const bool wants = link.levels_[level - 1].rules.trigger == TriggerMode::hidden_uniform;
-    if (wants != hidden[level - 1].has_value()) {
-      return std::vector<std::string>{name + " level " + std::to_string(level) +
-                                      ": hidden trigger " + (wants ? "missing" : "unexpected")};
+    if (auto problem = restored_level_problem(link.levels_[level - 1].rules, link.meter(level),
+                                              hidden[level - 1])) {
+      problems.push_back(name + " " + level_name(link.config_, level) + ": " + *problem);
     }
     link.levels_[level - 1].hidden = hidden[level - 1];
   }
+  if (!problems.empty()) return problems;
   if (auto broken = link.check_invariants()) return std::vector<std::string>{name + ": " + *broken};
   return link;
 }
@@ -527,6 +582,21 @@ std::optional<std::string> Link::check_invariants() const {
     if (ceiling && meter(level) > *ceiling) {
       return "meter[" + std::to_string(level) + "] " + meter(level).to_string() +
              " is above its ceiling " + ceiling->to_string();
+    }
+    const LevelState& state = levels_[level - 1];
+    if (state.rules.must_hit_by && meter(level) >= *state.rules.must_hit_by) {
+      return "meter[" + std::to_string(level) + "] " + meter(level).to_string() +
+             " reached its Must-Hit-By amount " + state.rules.must_hit_by->to_string() +
+             " without a hit";
+    }
+    // A hidden point lies in (the reset value it was drawn above, the amount].
+    if (state.hidden && state.rules.must_hit_by &&
+        (state.hidden->point > *state.rules.must_hit_by ||
+         state.hidden->point <= state.hidden->range_above)) {
+      return "meter[" + std::to_string(level) + "]'s hidden point " +
+             state.hidden->point.to_string() + " is outside (" +
+             state.hidden->range_above.to_string() + ", " + state.rules.must_hit_by->to_string() +
+             "]";
     }
     if (const auto trigger = trigger_point(level); trigger && meter(level) >= *trigger) {
       return "meter[" + std::to_string(level) + "] " + meter(level).to_string() +

@@ -82,9 +82,12 @@ class Link {
                                                      std::vector<Transfer>& out);
 
   // A link as storage recorded it: balances, the next transfer id and each level's hidden
-  // trigger (index level - 1). Refused when the configuration is invalid, a trigger is given
-  // for a level without a hidden trigger (or missing for one that has it), or the state breaks
-  // an invariant.
+  // trigger (index level - 1), under a configuration that may have changed since
+  // (docs/architecture.md §7b). Refused, naming the level and why, when the configuration is
+  // invalid, a trigger is given for a level without a hidden trigger (or missing for one that
+  // has it), a meter is above its ceiling or at its Must-Hit-By amount, a hidden point was
+  // committed for a higher amount than the level now has (decided from the committed range, not
+  // the secret point) or does not match its commitment, or the state breaks an invariant.
   static Result<Link, std::vector<std::string>> restore(
       LinkConfig config, RandomSource& random,
       const std::vector<std::pair<AccountRef, Money>>& balances, TransferId next_transfer,
@@ -163,7 +166,8 @@ class Link {
   void rollback(const Checkpoint& checkpoint, std::vector<Transfer>& out);
 
   // The first broken invariant (ledger sums to zero, no forbidden negative balance, no meter
-  // above its ceiling), or nothing.
+  // above its ceiling, no Must-Hit-By meter at its amount or its trigger point, no hidden point
+  // outside (the reset value it was drawn above, the amount]), or nothing.
   std::optional<std::string> check_invariants() const;
 
  private:

@@ -45,9 +45,10 @@ constexpr const char* kTransferColumns =
 
 void load_links(pqxx::transaction_base& tx, StoredState& state) {
   std::map<std::string, std::size_t> index;
-  for (const auto& row : tx.exec("SELECT link_id FROM links ORDER BY link_id")) {
+  for (const auto& row : tx.exec("SELECT link_id, levels FROM links ORDER BY link_id")) {
     index[row[0].as<std::string>()] = state.links.size();
-    state.links.push_back({LinkId(row[0].as<std::string>()), {}, TransferId(1), {}, {}});
+    state.links.push_back(
+        {LinkId(row[0].as<std::string>()), u32(row[1]), {}, TransferId(1), {}, {}});
   }
   for (const auto& row : tx.exec("SELECT link_id, account_kind::text, level, balance_micros "
                                  "FROM account_balances ORDER BY link_id, account_kind, level")) {

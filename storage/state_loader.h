@@ -13,6 +13,7 @@ namespace jackpot::storage {
 
 struct StoredLink {
   LinkId id;
+  std::uint32_t levels = 0;  // As the link was opened: a link's levels never change.
   std::vector<std::pair<AccountRef, Money>> balances;  // Accounts that have moved, summed.
   TransferId next_transfer{1};
   std::vector<std::pair<std::uint32_t, HiddenTrigger>> triggers;  // The latest per level.

@@ -204,7 +204,11 @@ TEST(EngineSnapshot, ASnapshotThatDoesNotFitIsRefused) {
   no_trigger.links[0].hidden[1].reset();
   const auto missing = Engine::restore(floor_config(), paytables(), clock, random, no_trigger);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().front(), "link 'L' level 2: hidden trigger missing");
+  EXPECT_EQ(missing.error().front().rfind("link 'L' level 2 (Must-Hit-By $250): hidden trigger "
+                                          "missing",
+                                          0),
+            0u)
+      << missing.error().front();
 }
 
 }  // namespace
