@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "controller/floor_loader.h"
 #include "controller/recovery.h"
 #include "storage/connection.h"
 #include "storage/record_writer.h"
@@ -137,11 +138,38 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::re
     tx.commit();
     return engine;
   }
+  if (auto problems = live_rounds_against_last_floor(state); !problems.empty()) return problems;
   if (auto problems = open_new_links(state); !problems.empty()) return problems;
   const storage::StoredState now = storage::load_state(connection());
   auto snapshot = snapshot_from(now, config_);
   if (!snapshot) return snapshot.error();
   return Engine::restore(config_, paytables_, clock_, random_, *snapshot);
+}
+
+// A live round was opened (and locked) under the floor of the last start: the one the latest
+// `daemon.start` audit event names (a daemon records it only once its engine is open). Its
+// paytables are compared with this floor's; the journal itself does not record a round's
+// paytable. Nothing to compare when no round is live, or no daemon has started on the database.
+std::vector<std::string> PostgresDurability::live_rounds_against_last_floor(
+    const storage::StoredState& state) {
+  const bool any_live = std::any_of(state.rounds.begin(), state.rounds.end(), [](const auto& r) {
+    return r.phase == RoundPhase::open || r.phase == RoundPhase::locked;
+  });
+  if (!any_live) return {};
+  pqxx::read_transaction tx(connection(), "last_floor");
+  const auto rows = tx.exec(
+      "SELECT f.version, f.floor_text FROM audit_log a JOIN floor_versions f ON f.version::text = "
+      "a.detail->>'floor_version' WHERE a.action = 'daemon.start' ORDER BY a.id DESC LIMIT 1");
+  if (rows.empty()) return {};
+  const std::string origin = "floor version " + rows[0][0].as<std::string>();
+  const auto previous = load_floor(rows[0][1].as<std::string>(), origin, paytables_);
+  if (!previous) {
+    return {"the floor of the last start (" + origin +
+            ") does not load with this build, so the OPEN and LOCKED rounds cannot be checked "
+            "against it: " +
+            previous.error().front()};
+  }
+  return live_rounds_changed(state, *previous, config_);
 }
 
 // A link added to the floor since the last start opens at its seeds, in the database first.

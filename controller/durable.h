@@ -51,6 +51,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   std::chrono::milliseconds answer_deadline() const;
   Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
   std::vector<std::string> open_new_links(const storage::StoredState& state);
+  std::vector<std::string> live_rounds_against_last_floor(const storage::StoredState& state);
 
   std::string dsn_;
   std::chrono::milliseconds commit_timeout_;

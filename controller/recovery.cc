@@ -181,6 +181,49 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
 
 }  // namespace
 
+std::vector<std::string> live_rounds_changed(const storage::StoredState& state,
+                                             const EngineConfig& previous,
+                                             const EngineConfig& config) {
+  const auto find_table = [](const EngineConfig& floor, const TableId& id) {
+    const auto found = std::find_if(floor.tables.begin(), floor.tables.end(),
+                                    [&](const TableSettings& table) { return table.id == id; });
+    return found == floor.tables.end() ? nullptr : &*found;
+  };
+  Problems problems;
+  for (const storage::StoredRound& stored : state.rounds) {
+    if (!is_live(stored.phase)) continue;
+    const TableSettings* then = find_table(previous, stored.table);
+    const TableSettings* now = find_table(config, stored.table);
+    if (then == nullptr || now == nullptr) continue;  // Added, or refused by snapshot_from().
+    const std::string name = "round " + std::to_string(stored.round.value()) + " of table '" +
+                             stored.table.value() + "' is " + phase_name(stored.phase);
+    const std::string rule =
+        ": a table's game, paytables and community sources may not change while its round is "
+        "OPEN or LOCKED; settle or void it first";
+    if (then->game != now->game) {
+      problems.push_back(name + " at a " + std::string(to_string(then->game)) +
+                         " table, but the floor now makes the table " +
+                         std::string(to_string(now->game)) + rule);
+      continue;
+    }
+    for (const TableLinkSettings& played : now->links) {
+      const auto was = std::find_if(then->links.begin(), then->links.end(),
+                                    [&](const auto& link) { return link.link == played.link; });
+      if (was == then->links.end()) continue;  // A link joining holds none of the round's state.
+      if (was->paytable_id != played.paytable_id || was->community != played.community) {
+        problems.push_back(name + " under paytable " + was->paytable_id + " on link '" +
+                           played.link.value() + "', but the floor now gives the table " +
+                           (was->paytable_id != played.paytable_id
+                                ? "paytable " + played.paytable_id
+                                : std::string("another community source")) +
+                           " there" + rule);
+        break;
+      }
+    }
+  }
+  return problems;
+}
+
 bool is_empty(const storage::StoredState& state) {
   return state.links.empty() && state.rounds.empty() && state.pending.empty();
 }

@@ -23,4 +23,13 @@ bool is_empty(const storage::StoredState& state);
 Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::StoredState& state,
                                                                const EngineConfig& config);
 
+// The OPEN and LOCKED rounds of tables whose game, or a link's paytable or community source,
+// differs between `previous` (the floor of the last start, under which the rounds were opened
+// and locked) and `config`: a round's wagers were taken, and its Dynamic Pays drawn, under the
+// table's paytables then. One message per such round, naming the table, round, link and both
+// paytables; empty when none.
+std::vector<std::string> live_rounds_changed(const storage::StoredState& state,
+                                             const EngineConfig& previous,
+                                             const EngineConfig& config);
+
 }  // namespace jackpot

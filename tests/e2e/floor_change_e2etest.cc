@@ -28,6 +28,7 @@ struct Floor {
   std::string royal_seed = "1000.00";
   std::string must_hit_by = "150.00";
   int seats = 6;
+  std::string paytable = "PT-BJS-HUH-5CP-01";
 
   std::string text() const {
     return R"(
@@ -41,8 +42,8 @@ links {
            must_hit_by + R"(" trigger: TRIGGER_HIDDEN_UNIFORM }
 }
 tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: )" +
-           std::to_string(seats) +
-           R"( links { link_id: "edit-link" paytable_id: "PT-BJS-HUH-5CP-01" } }
+           std::to_string(seats) + R"( links { link_id: "edit-link" paytable_id: ")" + paytable +
+           R"(" } }
 )";
   }
 };
@@ -148,6 +149,17 @@ TEST(FloorChange, ARestartRefusesEditsKeptStateCannotFollowAndCarriesOverTheRest
             std::string::npos)
       << amount_reason;
 
+  // Another paytable: seat 6 wagered under 5CP-01's pays (the journal records no round's
+  // paytable; the floor of the last start names it).
+  Floor swapped = original;
+  swapped.paytable = "PT-BJS-HUH-5CP-02";
+  const std::string paytable_reason = refused_start(database.dsn(), swapped);
+  EXPECT_NE(paytable_reason.find("round 1 of table 'T1' is LOCKED under paytable "
+                                 "PT-BJS-HUH-5CP-01 on link 'edit-link', but the floor now gives "
+                                 "the table paytable PT-BJS-HUH-5CP-02 there"),
+            std::string::npos)
+      << paytable_reason;
+
   // A new Royal Flush seed may change: the meter carries over and the seed takes effect at the
   // next reset, here the locked round's Royal Flush at seat 6.
   Floor reseeded = original;
@@ -163,7 +175,7 @@ TEST(FloorChange, ARestartRefusesEditsKeptStateCannotFollowAndCarriesOverTheRest
   settle.set_round_id(1);
   auto* hand = settle.add_seats();
   hand->set_seat(6);
-  hand->set_keyed_hand("ROYAL_FLUSH");
+  hand->set_keyed_hand("FLOPPED_ROYAL_FLUSH_SUIT_SPECIFIC");  // 100% of level 1 on 5CP-01.
   pb::SettleRoundResponse settled;
   const grpc::Status status = daemon.table->SettleRound(&settle_context, settle, &settled);
   ASSERT_TRUE(status.ok()) << status.error_message();

@@ -422,6 +422,58 @@ TEST(FloorChange, RecoveryRefusesAJournalTheEditedFloorCannotCarry) {
   }
 }
 
+TEST(FloorChange, ALiveRoundKeepsTheGamePaytablesAndCommunityItWasOpenedUnder) {
+  // The floor of the last start against this one, for T1's round 4 in each phase.
+  struct Case {
+    const char* rule;
+    std::function<void(EngineConfig&)> edit;
+    const char* refusal;  // For an OPEN or LOCKED round; a finished one always carries over.
+  };
+  const std::vector<Case> cases = {
+      {"nothing changed", [](EngineConfig&) {}, ""},
+      {"a paytable swapped",
+       [](EngineConfig& c) { c.tables[0].links[0].paytable_id = "PT-BJS-HUH-5CP-02"; },
+       "under paytable PT-BJS-HUH-5CP-01 on link 'A', but the floor now gives the table "
+       "paytable PT-BJS-HUH-5CP-02 there"},
+      {"a community source changed",
+       [](EngineConfig& c) { c.tables[0].links[0].community = CommunitySource::flop; },
+       "on link 'A', but the floor now gives the table another community source there"},
+      {"the game changed", [](EngineConfig& c) { c.tables[0].game = GameRule::mississippi_stud; },
+       "at a Heads Up Hold'em table, but the floor now makes the table Mississippi Stud"},
+      {"a link joining the table holds none of the round's state",
+       [](EngineConfig& c) {
+         c.tables[0].links.push_back({LinkId("B"), "PT-BJS-HUH-5CP-02", CommunitySource::board});
+       },
+       ""},
+      {"a table added since has no round to keep",
+       [](EngineConfig& c) { c.tables[0].id = TableId("T5"); }, ""},
+  };
+  for (const Case& each : cases) {
+    for (const RoundPhase phase :
+         {RoundPhase::open, RoundPhase::locked, RoundPhase::settled, RoundPhase::voided}) {
+      SCOPED_TRACE(std::string(each.rule) + ", " + std::string(to_string(phase)));
+      storage::StoredState state;
+      state.rounds.push_back(stored_round("T1", phase, "A", "1.00", 1));
+      EngineConfig now = small_floor();
+      each.edit(now);
+      const auto problems = live_rounds_changed(state, small_floor(), now);
+      const bool live = phase == RoundPhase::open || phase == RoundPhase::locked;
+      if (*each.refusal == '\0' || !live) {
+        EXPECT_TRUE(problems.empty()) << problems.front();
+        continue;
+      }
+      ASSERT_EQ(problems.size(), 1u);
+      const std::string round = std::string("round 4 of table 'T1' is ") +
+                                (phase == RoundPhase::open ? "OPEN " : "LOCKED ");
+      EXPECT_EQ(problems.front().rfind(round, 0), 0u) << problems.front();
+      EXPECT_NE(problems.front().find(each.refusal), std::string::npos) << problems.front();
+      EXPECT_NE(problems.front().find("may not change while its round is OPEN or LOCKED"),
+                std::string::npos)
+          << problems.front();
+    }
+  }
+}
+
 TEST(FloorChange, ALinkWithAPendingPayoutMayNotLeaveTheFloor) {
   storage::StoredState state;
   state.links.push_back({LinkId("A"), 1, {}, TransferId(1), {}, LinkStatus::open});
