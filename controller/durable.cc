@@ -137,15 +137,20 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::re
     tx.commit();
     return engine;
   }
-  if (auto problems = open_new_links(state); !problems.empty()) return problems;
-  const storage::StoredState now = storage::load_state(connection());
-  auto snapshot = snapshot_from(now, config_);
+  bool opened_links = false;
+  if (auto problems = open_new_links(state, opened_links); !problems.empty()) return problems;
+  // The state is read again only when links were just written to it: a start with the floor
+  // it had reads the database once.
+  std::optional<storage::StoredState> reread;
+  if (opened_links) reread = storage::load_state(connection());
+  auto snapshot = snapshot_from(reread ? *reread : state, config_);
   if (!snapshot) return snapshot.error();
   return Engine::restore(config_, paytables_, clock_, random_, *snapshot);
 }
 
 // A link added to the floor since the last start opens at its seeds, in the database first.
-std::vector<std::string> PostgresDurability::open_new_links(const storage::StoredState& state) {
+std::vector<std::string> PostgresDurability::open_new_links(const storage::StoredState& state,
+                                                            bool& opened) {
   std::vector<storage::LinkRow> rows;
   Records opening;
   std::uint64_t draw_id = state.last_draw_id;
@@ -177,6 +182,7 @@ std::vector<std::string> PostgresDurability::open_new_links(const storage::Store
   storage::write_links(tx, rows);
   storage::write_records(tx, opening);
   tx.commit();
+  opened = true;
   return {};
 }
 
