@@ -139,9 +139,13 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::re
     return engine;
   }
   if (auto problems = live_rounds_against_last_floor(state); !problems.empty()) return problems;
-  if (auto problems = open_new_links(state); !problems.empty()) return problems;
-  const storage::StoredState now = storage::load_state(connection());
-  auto snapshot = snapshot_from(now, config_);
+  bool opened_links = false;
+  if (auto problems = open_new_links(state, opened_links); !problems.empty()) return problems;
+  // The state is read again only when links were just written to it: a start with the floor
+  // it had reads the database once.
+  std::optional<storage::StoredState> reread;
+  if (opened_links) reread = storage::load_state(connection());
+  auto snapshot = snapshot_from(reread ? *reread : state, config_);
   if (!snapshot) return snapshot.error();
   return Engine::restore(config_, paytables_, clock_, random_, *snapshot);
 }
@@ -173,7 +177,8 @@ std::vector<std::string> PostgresDurability::live_rounds_against_last_floor(
 }
 
 // A link added to the floor since the last start opens at its seeds, in the database first.
-std::vector<std::string> PostgresDurability::open_new_links(const storage::StoredState& state) {
+std::vector<std::string> PostgresDurability::open_new_links(const storage::StoredState& state,
+                                                            bool& opened) {
   std::vector<storage::LinkRow> rows;
   Records opening;
   std::uint64_t draw_id = state.last_draw_id;
@@ -205,6 +210,7 @@ std::vector<std::string> PostgresDurability::open_new_links(const storage::Store
   storage::write_links(tx, rows);
   storage::write_records(tx, opening);
   tx.commit();
+  opened = true;
   return {};
 }
 

@@ -50,7 +50,8 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   storage::CommitConnection& committer();
   std::chrono::milliseconds answer_deadline() const;
   Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
-  std::vector<std::string> open_new_links(const storage::StoredState& state);
+  // Sets `opened` when it wrote a new link to the database.
+  std::vector<std::string> open_new_links(const storage::StoredState& state, bool& opened);
   std::vector<std::string> live_rounds_against_last_floor(const storage::StoredState& state);
 
   std::string dsn_;

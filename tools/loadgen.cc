@@ -1,11 +1,12 @@
 // jackpotd-loadgen: simulated tables driving a running jackpotd over gRPC, for benchmarks.
 //
-//   jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] [--link LINK] [--seats K]
-//                    [--table-prefix P] [--first-table K]   (tables P<K> .. P<K+N-1>)
+//   jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] [--link LINK[,LINK...]]
+//                    [--seats K] [--table-prefix P] [--first-table K]   (tables P<K> .. P<K+N-1>)
+//                    [--first-round R]   (each table's rounds R, R+1, ...; default 1)
 //
 // Each table runs in its own thread with one request in flight: open, lock (every seat wagers
-// one unit), settle (real shuffled cards). So N tables keep N requests in flight. Prints
-// requests/s and the p50/p99 latency of each command, and of the lock+settle pair.
+// one unit on each link), settle (real shuffled cards). So N tables keep N requests in flight.
+// Prints requests/s and the p50/p99 latency of each command, and of the lock+settle pair.
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 
@@ -29,10 +30,13 @@ struct Options {
   std::string target = "127.0.0.1:50051";
   int tables = 64;
   double seconds = 5;
-  std::string link = "bench-link";
+  std::vector<std::string> links = {"bench-link"};  // Every seat wagers one unit on each.
   std::uint32_t seats = 6;
   std::string table_prefix = "T";
   int first_table = 0;  // Tables first_table .. first_table + tables - 1.
+  // A later run continues the tables of an earlier one (ops/bench-recovery fills a journal in
+  // several runs) from a round id above every round they have played.
+  std::uint64_t first_round = 1;
 };
 
 struct Latencies {
@@ -64,7 +68,7 @@ void run_table(const Options& options, pb::TableService::Stub& stub, int table,
     if (!status.ok() && out.errors++ == 0) out.first_error = status.error_message();
     return status.ok();
   };
-  for (std::uint64_t round = 1; Clock::now() < until; ++round) {
+  for (std::uint64_t round = options.first_round; Clock::now() < until; ++round) {
     pb::OpenRoundRequest open;
     open.set_table_id(table_id);
     open.set_round_id(round);
@@ -77,10 +81,12 @@ void run_table(const Options& options, pb::TableService::Stub& stub, int table,
     lock.set_table_id(table_id);
     lock.set_round_id(round);
     for (std::uint32_t seat = 1; seat <= options.seats; ++seat) {
-      auto* wager = lock.add_wagers();
-      wager->set_seat(seat);
-      wager->set_link_id(options.link);
-      wager->set_amount_cents(100);
+      for (const std::string& link : options.links) {
+        auto* wager = lock.add_wagers();
+        wager->set_seat(seat);
+        wager->set_link_id(link);
+        wager->set_amount_cents(100);
+      }
     }
     std::shuffle(deck.begin(), deck.end(), shuffle);
     pb::SettleRoundRequest settle;
@@ -107,6 +113,16 @@ void run_table(const Options& options, pb::TableService::Stub& stub, int table,
   }
 }
 
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
+    items.push_back(list.substr(start, comma - start));
+  }
+  items.push_back(list.substr(start));
+  return items;
+}
+
 bool parse(int argc, char** argv, Options& options) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -118,13 +134,15 @@ bool parse(int argc, char** argv, Options& options) {
     else if (flag == "--seconds")
       options.seconds = std::stod(value);
     else if (flag == "--link")
-      options.link = value;
+      options.links = split(value);
     else if (flag == "--seats")
       options.seats = static_cast<std::uint32_t>(std::stoul(value));
     else if (flag == "--table-prefix")
       options.table_prefix = value;
     else if (flag == "--first-table")
       options.first_table = std::stoi(value);
+    else if (flag == "--first-round")
+      options.first_round = std::stoull(value);
     else
       return false;
   }
@@ -141,7 +159,8 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr,
                  "usage: jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] "
-                 "[--link LINK] [--seats K] [--table-prefix P] [--first-table K]\n");
+                 "[--link LINK[,LINK...]] [--seats K] [--table-prefix P] [--first-table K] "
+                 "[--first-round R]\n");
     return 2;
   }
   // A few channels shared round robin: one HTTP/2 connection would serialise the tables.

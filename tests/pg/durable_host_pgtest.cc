@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "controller/engine_host.h"
 #include "controller/paytable_loader.h"
 #include "storage/migrations.h"
+#include "storage/state_loader.h"
 #include "tests/support/fixed_clock.h"
 #include "tests/support/test_database.h"
 
@@ -408,6 +410,158 @@ TEST(DurableHost, ACommitServerProcessThatStopsAnsweringFailsStop) {
   }
   EXPECT_TRUE(void_round().ok());
   EXPECT_FALSE(host.read([](const Engine& engine) { return engine.check_invariants(); }));
+}
+
+}  // namespace
+}  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+// Recovery reads each table's last two rounds and the payouts still waiting for a supervisor
+// directly, without reading the history before them. Whatever way it finds them, a start must
+// rebuild exactly the engine that wrote the history: here a floor of four tables that played
+// many rounds each (interleaved, with gaps in their round ids, voids, and a round left open or
+// locked by the crash) and many payouts: paid at once, approved and paid, rejected, approved
+// once of two, and still pending.
+TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
+  testing::TestDatabase database;
+  auto control = database.connect();
+  storage::apply_migrations(*control);
+  FixedClock clock;
+  SplitMix64 random(13);
+  auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  EngineConfig config = floor_config();
+  // A Royal Flush pays 10% of the meter (at least $100) and a Straight Flush $200: both wait
+  // for a supervisor, the Straight Flush for two. A Flush ($5) and a Full House ($10) are paid
+  // at once.
+  config.links[0].approval_threshold = *Money::parse("100.00");
+  config.links[0].dual_approval_threshold = *Money::parse("150.00");
+  for (const char* id : {"T2", "T3", "T4"}) {
+    TableSettings table = config.tables[0];
+    table.id = TableId(id);
+    config.tables.push_back(table);
+  }
+
+  PostgresDurability durability(database.dsn(), config, paytables, clock, random);
+  auto opened = durability.open();
+  ASSERT_TRUE(opened.ok()) << opened.error().front();
+  EngineHost host(std::move(opened).value(), &durability);
+  const auto play = [&](const TableId& table, std::uint64_t round, int n) {
+    const RoundId id(round);
+    ASSERT_TRUE(host.run([&](Engine& e, Records& r) { return e.open_round({table, id}, r); }));
+    if (n % 11 == 6) {  // A misdeal before the wagers lock.
+      ASSERT_TRUE(host.run([&](Engine& e, Records& r) {
+        return e.void_round({table, id, "misdeal"}, r);
+      }));
+      return;
+    }
+    const LockWagersRequest lock{
+        table,
+        id,
+        {{1, LinkId("f-link"), 100}, {2, LinkId("f-link"), 200}, {3, LinkId("f-link"), 100}}};
+    ASSERT_TRUE(host.run([&](Engine& e, Records& r) { return e.lock_wagers(lock, r); }));
+    if (n % 5 == 2) {
+      ASSERT_TRUE(host.run([&](Engine& e, Records& r) {
+        return e.void_round({table, id, "misdeal"}, r);
+      }));
+      return;
+    }
+    const char* keyed = n % 7 == 3   ? "ROYAL_FLUSH"
+                        : n % 9 == 5 ? "STRAIGHT_FLUSH"
+                        : n % 2 == 0 ? "FLUSH"
+                                     : "FULL_HOUSE";
+    // Seats 1 and 3 hold nothing on this board; seat 2's hand is keyed by the dealer.
+    const SettleRoundRequest settle{table,
+                                    id,
+                                    {{1, {"2c", "7d"}, std::nullopt},
+                                     {2, {}, std::string(keyed)},
+                                     {3, {"3s", "8h"}, std::nullopt}},
+                                    {"9h", "Js", "4c", "5d", "Kh"},
+                                    {}};
+    const auto settled = host.run([&](Engine& e, Records& r) { return e.settle_round(settle, r); });
+    ASSERT_TRUE(settled.ok()) << settled.error().message;
+  };
+  // Rounds 1..30 at each table in turn, T3 counting in tens; then each table's last round left
+  // as a crash finds it: T1 locked, T2 open, T3 voided, T4 settled.
+  const std::vector<TableId> tables = {TableId("T1"), TableId("T2"), TableId("T3"), TableId("T4")};
+  int n = 0;
+  for (std::uint64_t round = 1; round <= 30; ++round) {
+    for (const TableId& table : tables) {
+      play(table, table.value() == "T3" ? 10 * round : round, n++);
+      if (HasFatalFailure()) return;
+    }
+  }
+  ASSERT_TRUE(host.run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T1"), RoundId(31)}, r);
+  }));
+  ASSERT_TRUE(host.run([](Engine& e, Records& r) {
+    return e.lock_wagers({TableId("T1"), RoundId(31), {{4, LinkId("f-link"), 500}}}, r);
+  }));
+  ASSERT_TRUE(host.run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T2"), RoundId(31)}, r);
+  }));
+  ASSERT_TRUE(host.run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T3"), RoundId(310)}, r);
+  }));
+  ASSERT_TRUE(host.run([](Engine& e, Records& r) {
+    return e.void_round({TableId("T3"), RoundId(310), "table closed"}, r);
+  }));
+
+  // Supervisors: approve the first two waiting payouts (the Royal Flush of the fourth round is
+  // paid at one approval, the Straight Flush of the sixth waits for a second), reject the third,
+  // leave the rest.
+  const std::vector<Payout> waiting =
+      host.read([](const Engine& e) { return e.pending_payouts(); });
+  ASSERT_GE(waiting.size(), 6u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const PayoutId id = waiting[i].id;
+    const auto done = host.run([&](Engine& e, Records& r) {
+      return i < 2 ? e.approve_payout(id, "supervisor/S1", r)
+                   : e.reject_payout(id, "supervisor/S2", "camera review", r);
+    });
+    ASSERT_TRUE(done.ok()) << done.error().message;
+  }
+  const EngineSnapshot before = host.read([](const Engine& e) { return e.snapshot(); });
+  host.stop();
+
+  // The history holds every kind of payout the pending query must tell apart.
+  {
+    pqxx::read_transaction tx(*control);
+    const auto count = [&](const std::string& where) {
+      return tx.exec1("SELECT count(*) FROM payouts p WHERE " + where)[0].as<int>();
+    };
+    const std::string ended =
+        "EXISTS (SELECT 1 FROM payout_events e WHERE e.payout_id = p.payout_id AND e.state = ";
+    EXPECT_GT(count("approvals_required = 0 AND " + ended + "'paid')"), 10) << "paid at once";
+    EXPECT_GE(count("approvals_required > 0 AND " + ended + "'paid')"), 1) << "approved, paid";
+    EXPECT_EQ(count(ended + "'rejected')"), 1);
+    EXPECT_EQ(count("NOT " + ended + "'paid') AND " + ended + "'approved')"), 1)
+        << "approved once of two";
+    EXPECT_GE(count("NOT EXISTS (SELECT 1 FROM payout_events e WHERE e.payout_id = p.payout_id "
+                    "AND e.state IN ('paid', 'rejected'))"),
+              3)
+        << "still pending";
+  }
+
+  // The stored state has each table's two highest round ids, oldest first.
+  const storage::StoredState stored = storage::load_state(*control);
+  std::map<std::string, std::vector<std::uint64_t>> kept;
+  for (const storage::StoredRound& round : stored.rounds) {
+    kept[round.table.value()].push_back(round.round.value());
+  }
+  EXPECT_EQ(kept, (std::map<std::string, std::vector<std::uint64_t>>{
+                      {"T1", {30, 31}}, {"T2", {30, 31}}, {"T3", {300, 310}}, {"T4", {29, 30}}}));
+
+  PostgresDurability again(database.dsn(), config, paytables, clock, random);
+  auto reopened = again.open();
+  ASSERT_TRUE(reopened.ok()) << reopened.error().front();
+  const EngineSnapshot after = (*reopened)->snapshot();
+  EXPECT_EQ(after.links, before.links);
+  EXPECT_EQ(after.pending, before.pending);
+  EXPECT_EQ(after.tables, before.tables);
+  EXPECT_EQ(after, before);
+  EXPECT_FALSE((*reopened)->check_invariants());
 }
 
 }  // namespace
