@@ -58,6 +58,27 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                        .Name("jackpotd_awards_cents_total")
                        .Help("Amount of the awards decided, in cents")
                        .Register(*registry_);
+  // Labels are bounded sets only: the void's reason is free text and stays in the journal.
+  voids_ = &prometheus::BuildCounter()
+                .Name("jackpotd_voids_total")
+                .Help(
+                    "Rounds voided, by the phase they left (open, locked) and where the refund "
+                    "came from (none, levels, house: an award had paid part of it out)")
+                .Register(*registry_);
+  house_funded_refunds_ =
+      &prometheus::BuildCounter()
+           .Name("jackpotd_void_refunds_house_funded_total")
+           .Help(
+               "Refunds of voided rounds' contributions that an award had already paid out, "
+               "funded by the house (seed_funding), in currency units")
+           .Register(*registry_);
+  dynamic_pays_carried_over_ =
+      &prometheus::BuildCounter()
+           .Name("jackpotd_dynamic_pays_carried_over_total")
+           .Help(
+               "Rounds that kept the Dynamic Pay selection of the table's voided round instead "
+               "of drawing one, by link")
+           .Register(*registry_);
   meters_ = &prometheus::BuildGauge()
                  .Name("jackpotd_meter")
                  .Help("Each level's meter, in currency units")
@@ -86,8 +107,32 @@ void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double sec
   commit_latency_seconds_->Observe(seconds);
   batch_commands_->Observe(static_cast<double>(batch.size()));
   for (const Records& records : batch) {
+    bool house_funded = false;
+    bool reversed = false;
+    for (const TransferRecord& record : records.transfers) {
+      const Transfer& t = record.transfer;
+      if (t.kind == TransferKind::house_funded_refund) {
+        house_funded = true;
+        house_funded_refunds_->Add({{"link", record.link.str()}})
+            .Increment(static_cast<double>(t.amount.micros()) / 1e6);
+      }
+      reversed |= t.kind == TransferKind::contribution_reversal;
+    }
     for (const RoundRecord& round : records.rounds) {
       rounds_->Add({{"phase", std::string(to_string(round.phase))}}).Increment();
+      if (round.phase == RoundPhase::voided) {
+        voids_
+            ->Add({{"from", std::string(to_string(round.voided_from))},
+                   {"refund", house_funded ? "house"
+                              : reversed   ? "levels"
+                                           : "none"}})
+            .Increment();
+      }
+    }
+    for (const DrawRecord& draw : records.draws) {
+      if (draw.kind == DrawKind::dynamic_carried_over) {
+        dynamic_pays_carried_over_->Add({{"link", draw.link.value()}}).Increment();
+      }
     }
     for (const TransferRecord& record : records.transfers) {
       const Transfer& t = record.transfer;

@@ -88,6 +88,24 @@ std::string weights_text(const std::vector<std::uint32_t>& weights) {
   return join(std::vector<std::uint64_t>(weights.begin(), weights.end()));
 }
 
+// Whether a kept Dynamic Pay selection, (row, option) pairs, is one the paytable could have drawn:
+// a voided round's selection carries over only then (a paytable swapped at a restart draws anew).
+bool selection_fits(const std::vector<std::pair<std::size_t, std::uint32_t>>& selection,
+                    const Paytable& paytable) {
+  if (selection.size() < paytable.dynamic_min_selected ||
+      selection.size() > paytable.dynamic_max_selected) {
+    return false;
+  }
+  std::set<std::size_t> rows;
+  for (const auto& [row, option] : selection) {
+    if (row >= paytable.rows.size() || paytable.rows[row].kind != PayKind::dynamic || option < 1 ||
+        option > paytable.rows[row].options.size() || !rows.insert(row).second) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // amount × numerator / denominator, floored to the cent (the tray pays whole cents); nothing
 // when it leaves the int64 range.
 std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator) {
@@ -557,6 +575,29 @@ std::optional<std::string> Engine::check_invariants() const {
   return std::nullopt;
 }
 
+void Engine::note_awards(const TableState& acting, const LinkState& link) {
+  std::vector<std::uint32_t> levels;
+  for (const Transfer& transfer : link.scratch) {
+    if (transfer.kind == TransferKind::award && transfer.debit.kind == AccountKind::meter) {
+      levels.push_back(transfer.debit.level);
+    }
+  }
+  if (levels.empty()) return;
+  for (auto& [id, table] : tables_) {
+    if (table.get() == &acting || !table->current || table->current->phase != RoundPhase::locked) {
+      continue;
+    }
+    RoundState& round = *table->current;
+    for (std::size_t i = 0; i < table->links.size() && i < round.awarded_since.size(); ++i) {
+      if (table->links[i].link != &link) continue;
+      auto& noted = round.awarded_since[i];
+      noted.insert(noted.end(), levels.begin(), levels.end());
+      std::sort(noted.begin(), noted.end());
+      noted.erase(std::unique(noted.begin(), noted.end()), noted.end());
+    }
+  }
+}
+
 // ---- OpenRound ------------------------------------------------------------------------------
 
 Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest& request,
@@ -614,43 +655,63 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
   reset(round.dynamic);
   reset(round.wagers);
   reset(round.contributions);
+  reset(round.awarded_since);
   const std::int64_t now = clock_.now_us();
   OpenRoundAnswer answer{request.table, request.round, {}};
+  // A void never lets a table draw Dynamic Pays again for the same deal: after a void of a round
+  // that never settled, the table's next round keeps that round's selection (recorded as carried
+  // over, not drawn), until a round settles.
+  const RoundState* voided =
+      table.current && table.current->phase == RoundPhase::voided ? &*table.current : nullptr;
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     const auto& played = table.links[i];
     const Paytable& paytable = *played.paytable;
     if (paytable.dynamic_max_selected == 0) continue;
     const LinkSettings& settings = played.link->settings;
     const LinkId& link_id = settings.meters.id;
-    std::vector<std::size_t> candidates;
-    for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
-      if (paytable.rows[row].kind == PayKind::dynamic) candidates.push_back(row);
-    }
-    const std::uint32_t span = paytable.dynamic_max_selected - paytable.dynamic_min_selected + 1;
-    const std::uint32_t count =
-        paytable.dynamic_min_selected +
-        static_cast<std::uint32_t>(weighted_draw(random_, settings.dynamic_count_weights, span));
-    out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_count,
-                         "counts=" + std::to_string(paytable.dynamic_min_selected) + ".." +
-                             std::to_string(paytable.dynamic_max_selected) +
-                             " weights=" + weights_text(settings.dynamic_count_weights),
-                         "count=" + std::to_string(count), std::nullopt, now});
     DynamicSelectionView view{link_id, paytable.id, {}};
-    for (std::uint32_t pick = 0; pick < count; ++pick) {
-      const auto index = static_cast<std::size_t>(uniform_below(random_, candidates.size()));
-      const std::size_t row = candidates[index];
-      out.draws.push_back(
-          {next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_hand,
-           "rows=" + join(std::vector<std::uint64_t>(candidates.begin(), candidates.end())),
-           "row=" + std::to_string(row), std::nullopt, now});
-      candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(index));
-      const auto option = static_cast<std::uint32_t>(
-          weighted_draw(random_, settings.dynamic_option_weights, 10) + 1);
-      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_option,
-                           "row=" + std::to_string(row) + " options=1..10 weights=" +
-                               weights_text(settings.dynamic_option_weights),
-                           "option=" + std::to_string(option), std::nullopt, now});
-      round.dynamic[i].emplace_back(row, option);
+    if (voided != nullptr && i < voided->dynamic.size() &&
+        selection_fits(voided->dynamic[i], paytable)) {
+      round.dynamic[i] = voided->dynamic[i];
+      std::string kept = "rows=[";
+      for (const auto& [row, option] : round.dynamic[i]) {
+        if (kept.size() > 6) kept += ",";
+        kept += std::to_string(row) + ":" + std::to_string(option);
+      }
+      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_carried_over,
+                           "voided round " + std::to_string(voided->id.value()) + " (round key " +
+                               std::to_string(voided->key) + ")",
+                           kept + "]", std::nullopt, now});
+    } else {
+      std::vector<std::size_t> candidates;
+      for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+        if (paytable.rows[row].kind == PayKind::dynamic) candidates.push_back(row);
+      }
+      const std::uint32_t span = paytable.dynamic_max_selected - paytable.dynamic_min_selected + 1;
+      const std::uint32_t count =
+          paytable.dynamic_min_selected +
+          static_cast<std::uint32_t>(weighted_draw(random_, settings.dynamic_count_weights, span));
+      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_count,
+                           "counts=" + std::to_string(paytable.dynamic_min_selected) + ".." +
+                               std::to_string(paytable.dynamic_max_selected) +
+                               " weights=" + weights_text(settings.dynamic_count_weights),
+                           "count=" + std::to_string(count), std::nullopt, now});
+      for (std::uint32_t pick = 0; pick < count; ++pick) {
+        const auto index = static_cast<std::size_t>(uniform_below(random_, candidates.size()));
+        const std::size_t row = candidates[index];
+        out.draws.push_back(
+            {next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_hand,
+             "rows=" + join(std::vector<std::uint64_t>(candidates.begin(), candidates.end())),
+             "row=" + std::to_string(row), std::nullopt, now});
+        candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(index));
+        const auto option = static_cast<std::uint32_t>(
+            weighted_draw(random_, settings.dynamic_option_weights, 10) + 1);
+        out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_option,
+                             "row=" + std::to_string(row) + " options=1..10 weights=" +
+                                 weights_text(settings.dynamic_option_weights),
+                             "option=" + std::to_string(option), std::nullopt, now});
+        round.dynamic[i].emplace_back(row, option);
+      }
     }
     std::sort(round.dynamic[i].begin(), round.dynamic[i].end());
     for (const auto& [row, option] : round.dynamic[i]) {
@@ -869,6 +930,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
         answer.must_hit_by_hits.push_back(
             {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
       }
+      if (!results[i].hits.empty()) note_awards(table, link);
       link.scratch.clear();
     }
     round->wagers.swap(wagers);
@@ -1295,8 +1357,10 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       for (const Transfer& transfer : played.link->scratch) {
         out.transfers.emplace_back(played.link->name, transfer);
       }
+      note_awards(table, *played.link);
       played.link->scratch.clear();
     }
+    for (auto& levels : round->awarded_since) levels.clear();
     auto& position = scratch.position;
     position.assign(outcome_at.size(), 0);
     answer.results.reserve(result_count);
@@ -1370,7 +1434,11 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
     link.scratch.clear();
     checkpoints.push_back(link.link.checkpoint(link.scratch));
     if (round->contributions[i].empty()) continue;
-    auto undone = link.link.reverse_round(round->contributions[i], {round->key, 0}, link.scratch);
+    const std::span<const std::uint32_t> awarded =
+        i < round->awarded_since.size() ? std::span<const std::uint32_t>(round->awarded_since[i])
+                                        : std::span<const std::uint32_t>();
+    auto undone =
+        link.link.reverse_round(round->contributions[i], awarded, {round->key, 0}, link.scratch);
     if (!undone) {
       for (std::size_t j = 0; j <= i; ++j) {
         table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
@@ -1390,10 +1458,12 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   }
   VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed), {}};
   meters_of_table(table, answer.meters);
+  const RoundPhase voided_from = round->phase;
+  for (auto& levels : round->awarded_since) levels.clear();
   round->phase = RoundPhase::voided;
   keep_first(round->voided, round->key, CommandKind::void_round, request, answer, out);
-  out.rounds.push_back(
-      {round->key, request.table, request.round, RoundPhase::voided, now, request.reason});
+  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::voided, now,
+                        request.reason, voided_from});
   return answer;
 }
 

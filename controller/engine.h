@@ -104,6 +104,9 @@ class Engine {
   LinkState* find_link(const LinkId& id);
   void meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const;
   void add_tables();
+  // After a command posted awards on `link` (in link.scratch): every other table's LOCKED round
+  // on that link notes the levels whose meter paid, for its void.
+  void note_awards(const TableState& acting, const LinkState& link);
   std::uint64_t next_draw_id() { return ++last_draw_id_; }
 
   EngineConfig config_;

@@ -52,6 +52,10 @@ struct RoundSnapshot {
   std::vector<std::vector<SeatWager>> wagers;                               // Ascending seats.
   std::vector<std::vector<Transfer>> contributions;
   std::vector<Hit> hits;
+  // Per link: the levels (ascending) whose meter paid an award of another round since this round
+  // locked. Kept only while the round is LOCKED: its void refunds what it left in those levels
+  // from the house (plan_round_reversal, meters/link.h); empty in every other phase.
+  std::vector<std::vector<std::uint32_t>> awarded_since;
 
   // The first request and answer of each command, encoded (controller/engine_codec.h), as the
   // journal keeps them: a repeat is compared with the request's bytes and answered by decoding

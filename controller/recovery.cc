@@ -90,6 +90,7 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
   round.dynamic.resize(links);
   round.wagers.resize(links);
   round.contributions.resize(links);
+  round.awarded_since.resize(links);
   bool fits = true;
   const auto place = [&](const LinkId& link) {
     const std::size_t i = index_of(link);
@@ -126,6 +127,9 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
     if (const auto i = place(LinkId(transfer.link.str())); i < links) {
       round.contributions[i].push_back(transfer.transfer);
     }
+  }
+  for (const auto& [link, level] : stored.awarded_since) {
+    if (const auto i = place(link); i < links) round.awarded_since[i].push_back(level);
   }
   for (std::size_t k = 0; k < stored.hits.size(); ++k) {
     const auto& hit = stored.hits[k];

@@ -59,6 +59,8 @@ std::string_view to_string(TransferKind kind) {
       return "award_reversal";
     case TransferKind::tray_pay_reversal:
       return "tray_pay_reversal";
+    case TransferKind::house_funded_refund:
+      return "house_funded_refund";
   }
   return "unknown";
 }

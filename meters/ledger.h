@@ -52,6 +52,9 @@ enum class TransferKind : std::uint8_t {
   overflow_reversal,      // Compensates an overflow (void).
   award_reversal,         // Compensates an award (payout rejected): back to the meter.
   tray_pay_reversal,      // Compensates a tray pay (payout rejected).
+  // seed_funding -> wagers: the house refunds, for a void, a contribution (or overflow) of the
+  // round that an award on its level has paid out since the lock; names what it refunds.
+  house_funded_refund,
 };
 
 std::string_view to_string(TransferKind kind);

@@ -1,6 +1,7 @@
 #include "meters/link.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "meters/invariant.h"
 
@@ -102,6 +103,8 @@ std::string_view to_string(LinkError error) {
       return "the contribution would leave a Must-Hit-By meter past its trigger";
     case LinkError::foreign_transfer:
       return "the transfer is not of this link";
+    case LinkError::not_reversible:
+      return "the round's overflows do not add up as posted";
   }
   return "unknown link error";
 }
@@ -394,7 +397,89 @@ Result<SplitResult, LinkError> Link::award_split(std::uint32_t level,
   return result;
 }
 
+Result<std::vector<PlannedReversal>, LinkError> plan_round_reversal(
+    std::span<const Transfer> round, const std::vector<bool>& awarded, std::uint32_t levels) {
+  const auto in_range = [&](AccountRef account) {
+    const bool per_level =
+        account.kind == AccountKind::meter || account.kind == AccountKind::reserve;
+    return !per_level || (account.level >= 1 && account.level <= levels);
+  };
+  for (const Transfer& transfer : round) {
+    if (!in_range(transfer.debit) || !in_range(transfer.credit)) {
+      return LinkError::foreign_transfer;
+    }
+  }
+  const auto was_awarded = [&](std::uint32_t level) {
+    return level < awarded.size() && awarded[level];
+  };
+  const auto wagers = AccountRef::link(AccountKind::wagers);
+  const auto house = AccountRef::link(AccountKind::seed_funding);
+  // Per level: `excused`, what the level no longer has to give back because the house already
+  // refunded it (the round's overflow out of it was paid out on another level); `passing`,
+  // money given back to an awarded level that it passes on.
+  std::vector<std::int64_t> excused(levels + 1, 0);
+  std::vector<std::int64_t> passing(levels + 1, 0);
+  std::vector<PlannedReversal> plan;
+  const auto add = [&plan](AccountRef debit, AccountRef credit, std::int64_t amount,
+                           TransferKind kind, TransferId corrects) {
+    if (amount > 0) plan.push_back({debit, credit, Money::from_micros(amount), kind, corrects});
+  };
+  // What `level` owes back of `amount`, less what the house already refunded for it.
+  const auto owed = [&excused](std::uint32_t level, std::int64_t amount) {
+    const std::int64_t covered = std::min(excused[level], amount);
+    excused[level] -= covered;
+    return amount - covered;
+  };
+  // Of `amount` an awarded level owes, what it passes on from what came back to it.
+  const auto pass_on = [&passing](std::uint32_t level, std::int64_t amount) {
+    const std::int64_t passed = std::min(passing[level], amount);
+    passing[level] -= passed;
+    return passed;
+  };
+  for (auto it = round.rbegin(); it != round.rend(); ++it) {
+    const Transfer& transfer = *it;
+    const std::int64_t amount = transfer.amount.micros();
+    if (transfer.kind == TransferKind::contribution) {
+      const std::uint32_t level = transfer.credit.level;
+      const std::int64_t give = owed(level, amount);
+      if (!was_awarded(level)) {
+        add(transfer.credit, wagers, give, TransferKind::contribution_reversal, transfer.id);
+        continue;
+      }
+      // Whatever came back to the level arrived on its meter.
+      const std::int64_t passed = pass_on(level, give);
+      add(AccountRef::meter(level), wagers, passed, TransferKind::contribution_reversal,
+          transfer.id);
+      add(house, wagers, give - passed, TransferKind::house_funded_refund, transfer.id);
+      continue;
+    }
+    const std::uint32_t source = transfer.debit.level;
+    if (transfer.credit.kind == AccountKind::reserve) {
+      // Within one level: back to the meter, unless an award since keeps the level as it is.
+      if (!was_awarded(source)) {
+        add(transfer.credit, transfer.debit, amount, TransferKind::overflow_reversal, transfer.id);
+      }
+      continue;
+    }
+    const std::uint32_t target = transfer.credit.level;
+    const std::int64_t give = owed(target, amount);
+    std::int64_t returned = give;
+    if (was_awarded(target)) {
+      returned = pass_on(target, give);
+      add(house, wagers, give - returned, TransferKind::house_funded_refund, transfer.id);
+    }
+    add(transfer.credit, transfer.debit, returned, TransferKind::overflow_reversal, transfer.id);
+    if (was_awarded(source)) passing[source] += returned;
+    excused[source] += amount - returned;
+  }
+  for (std::uint32_t level = 1; level <= levels; ++level) {
+    if (excused[level] != 0 || passing[level] != 0) return LinkError::not_reversible;
+  }
+  return plan;
+}
+
 Result<Money, LinkError> Link::reverse_round(std::span<const Transfer> round_transfers,
+                                             std::span<const std::uint32_t> awarded_levels,
                                              Origin origin, std::vector<Transfer>& out) {
   std::int64_t reversed = 0;
   for (const Transfer& transfer : round_transfers) {
@@ -412,54 +497,39 @@ Result<Money, LinkError> Link::reverse_round(std::span<const Transfer> round_tra
       return LinkError::overflow;
     }
   }
-  // What the round left in each level, by the account it sits in now: contributions in,
-  // overflows in from other levels, less overflows out. The void takes exactly that back; where
-  // a reset since moved the reserve into the meter (or the other way), from the level's other
-  // account, so that another table's jackpot in between never blocks a misdeal's void.
-  struct Left {
-    std::int64_t meter = 0;
-    std::int64_t reserve = 0;
-    TransferId first;  // The round's first transfer into the level, which the reversal names.
-  };
-  std::vector<Left> left(level_count() + 1);
-  for (const Transfer& transfer : round_transfers) {
-    const std::int64_t amount = transfer.amount.micros();
-    for (const auto& [account, sign] : {std::pair{transfer.credit, 1}, {transfer.debit, -1}}) {
-      if (account.kind != AccountKind::meter && account.kind != AccountKind::reserve) continue;
-      Left& level = left[account.level];
-      (account.kind == AccountKind::meter ? level.meter : level.reserve) += sign * amount;
-      if (sign > 0 && level.first.value() == 0) level.first = transfer.id;
+  std::vector<bool> awarded(level_count() + 1, false);
+  for (const std::uint32_t level : awarded_levels) {
+    if (!has_level(level)) return LinkError::unknown_level;
+    awarded[level] = true;
+  }
+  auto planned = plan_round_reversal(round_transfers, awarded, level_count());
+  if (!planned) return planned.error();
+  std::vector<PlannedReversal> plan = std::move(planned).value();
+  // Posted so that every level receives what comes back to it before it gives anything: the
+  // overflow reversals first, from the end of each overflow chain towards its start (and, within
+  // a level, from its reserve back to its meter first), then the refunds to the wagers. So a void
+  // is refused only when a level lacks what it gives in the end, never on the way.
+  const auto depth = [this](std::uint32_t level) {
+    std::uint32_t hops = 0;
+    while (levels_[level - 1].rules.overflow_level != 0) {
+      level = levels_[level - 1].rules.overflow_level;
+      ++hops;
     }
-  }
-  struct Take {
-    std::uint32_t level;
-    Money from_meter;
-    Money from_reserve;
+    return hops;
   };
-  std::vector<Take> takes;
-  for (std::uint32_t level = 1; level <= level_count(); ++level) {
-    const std::int64_t total = left[level].meter + left[level].reserve;
-    if (total <= 0) continue;
-    const std::int64_t in_meter = meter(level).micros();
-    const std::int64_t in_reserve = reserve(level).micros();
-    std::int64_t from_reserve =
-        std::min(in_reserve, std::max<std::int64_t>(left[level].reserve, 0));
-    const std::int64_t from_meter = std::min(in_meter, total - from_reserve);
-    from_reserve = std::min(in_reserve, total - from_meter);
-    if (from_meter + from_reserve < total) return LinkError::insufficient_balance;
-    takes.push_back({level, Money::from_micros(from_meter), Money::from_micros(from_reserve)});
-  }
+  const auto order = [&](const PlannedReversal& step) {
+    if (step.kind != TransferKind::overflow_reversal) return std::tuple{1U, 0U, 0U};
+    return std::tuple{0U, depth(step.debit.level),
+                      step.debit.kind == AccountKind::reserve ? 0U : 1U};
+  };
+  std::stable_sort(plan.begin(), plan.end(),
+                   [&](const auto& a, const auto& b) { return order(a) < order(b); });
   const std::size_t mark = out.size();
-  const auto wagers = AccountRef::link(AccountKind::wagers);
-  for (const Take& take : takes) {
-    for (const auto& [account, amount] : {std::pair{AccountRef::meter(take.level), take.from_meter},
-                                          {AccountRef::reserve(take.level), take.from_reserve}}) {
-      if (amount == kZero) continue;
-      if (auto error = post(account, wagers, amount, TransferKind::contribution_reversal, origin,
-                            out, left[take.level].first)) {
-        ledger_.undo_since(out, mark);
-        return *error;
-      }
+  for (const PlannedReversal& step : plan) {
+    if (auto error =
+            post(step.debit, step.credit, step.amount, step.kind, origin, out, step.corrects)) {
+      ledger_.undo_since(out, mark);
+      return *error;
     }
   }
   return Money::from_micros(reversed);

@@ -34,6 +34,7 @@ enum class LinkError : std::uint8_t {
   not_an_award,          // reverse_award/pay_award got something other than an award.
   foreign_transfer,      // The transfer names an account this link does not have.
   must_hit_by_overrun,   // A contribution larger than a Must-Hit-By level has room for.
+  not_reversible,        // reverse_round: the round's overflows do not add up as posted.
 };
 
 std::string_view to_string(LinkError error);
@@ -64,6 +65,38 @@ struct AwardResult {
   TransferId transfer;               // 0 when the amount is zero (a meter below one cent).
   std::optional<ResetResult> reset;  // For a 100% award.
 };
+
+// One compensating transfer of a void, as plan_round_reversal() decides it.
+struct PlannedReversal {
+  AccountRef debit;
+  AccountRef credit;
+  Money amount;
+  TransferKind kind = TransferKind::contribution_reversal;
+  TransferId corrects;  // The round's transfer it compensates or refunds.
+  friend bool operator==(const PlannedReversal&, const PlannedReversal&) = default;
+};
+
+// Where a void's refund of one round's contributions on one link comes from (the rule an
+// auditor checks; docs/architecture.md §5). `round` holds the round's contributions and
+// overflows as the lock posted them, in order; `awarded[level]` says whether that level's meter
+// has paid an award (a percent award, a split, a Must-Hit-By hit; a 100% award also resets)
+// since the lock. The round's transfers are taken back newest first:
+//  - A level with no award since holds the round's money where the round put it (only a reset
+//    moves money between a meter and its reserve, and a reset comes with an award): each
+//    contribution into it comes back by a contribution_reversal, each overflow out of it by an
+//    overflow_reversal, both of exactly the amount.
+//  - A level whose meter paid an award since keeps what the round left in it: the meter shows
+//    what the rules guaranteed it after that award (seed plus reserve after a reset), and a
+//    void never takes it back down. What the round would have taken from it the house refunds
+//    instead: a house_funded_refund from seed_funding to the wagers, naming the contribution or
+//    overflow it stands for. Money another level gives back to it (an overflow of the round out
+//    of it) passes on through it, so every level's terms stay exact.
+// The wagers get back exactly what the round contributed; the rest of the ledger is untouched
+// but for what the round left in levels without an award since. Refused (not_reversible) only
+// when the overflows do not add up (a meter that was above its cap when the round locked);
+// foreign_transfer when a level is not 1..levels.
+Result<std::vector<PlannedReversal>, LinkError> plan_round_reversal(
+    std::span<const Transfer> round, const std::vector<bool>& awarded, std::uint32_t levels);
 
 struct SplitResult {
   Money share;  // Each winner's equal share, whole cents.
@@ -129,12 +162,13 @@ class Link {
   Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
                                        std::vector<Transfer>& out);
 
-  // Takes back what one round's contributions (and their overflows) left in each level (a void),
-  // from the meter and reserve where it sits now: a reset since may have moved it between the
-  // two. Each compensating transfer names the round's first transfer into its level. Returns
-  // the total contribution reversed.
-  Result<Money, LinkError> reverse_round(std::span<const Transfer> round_transfers, Origin origin,
-                                         std::vector<Transfer>& out);
+  // Voids one round on this link: posts plan_round_reversal() for the round's contributions and
+  // overflows, where `awarded_levels` lists the levels whose meter paid an award since the
+  // round locked. Returns the total contribution refunded to the wagers (from the levels and
+  // from the house together).
+  Result<Money, LinkError> reverse_round(std::span<const Transfer> round_transfers,
+                                         std::span<const std::uint32_t> awarded_levels,
+                                         Origin origin, std::vector<Transfer>& out);
 
   // Returns an award (payout rejected) to where it came from: a meter award to the meter (the
   // excess over a ceiling overflowing as usual; on a Must-Hit-By level the excess from a cent

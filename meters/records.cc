@@ -81,6 +81,8 @@ std::string_view to_string(DrawKind kind) {
       return "dynamic_hand";
     case DrawKind::dynamic_option:
       return "dynamic_option";
+    case DrawKind::dynamic_carried_over:
+      return "dynamic_carried_over";
   }
   return "unknown";
 }

@@ -58,6 +58,9 @@ struct RoundRecord {
   RoundPhase phase = RoundPhase::open;
   std::int64_t time_us = 0;
   std::string reason;  // For a void.
+  // For a void: the phase the round left (open or locked), for metrics; the journal has it as
+  // the round's previous event.
+  RoundPhase voided_from = RoundPhase::open;
 };
 
 // Records name their link with a Name (meters/name.h): links are configuration, and a Name
@@ -111,6 +114,9 @@ enum class DrawKind : std::uint8_t {
   dynamic_count,
   dynamic_hand,
   dynamic_option,
+  // Not a draw: the round kept the Dynamic Pay selection of the table's voided round before it
+  // (a void never lets a table draw again for the same deal); inputs name that round.
+  dynamic_carried_over,
 };
 
 // Every random draw with its inputs and outcome.

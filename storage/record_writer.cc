@@ -643,7 +643,7 @@ AccountKind account_kind_named(const std::string& name) {
 }
 
 TransferKind transfer_kind_named(const std::string& name) {
-  for (int kind = 0; kind <= static_cast<int>(TransferKind::tray_pay_reversal); ++kind) {
+  for (int kind = 0; kind <= static_cast<int>(TransferKind::house_funded_refund); ++kind) {
     if (to_string(static_cast<TransferKind>(kind)) == name) {
       return static_cast<TransferKind>(kind);
     }

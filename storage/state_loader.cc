@@ -135,6 +135,23 @@ void load_round_details(pqxx::transaction_base& tx, StoredRound& round) {
                                  "ORDER BY link_id, transfer_id")) {
     round.contributions.push_back({Name(row[0].as<std::string>()), transfer_of(row, 1)});
   }
+  if (round.phase == RoundPhase::locked) {
+    // Contributions come by link and id: the first of each link is where its lock began. The
+    // primary key (link_id, transfer_id) reads only the transfers since.
+    std::string link;
+    for (const TransferRecord& contribution : round.contributions) {
+      if (contribution.link.str() == link) continue;
+      link = contribution.link.str();
+      for (const auto& row :
+           tx.exec_params("SELECT DISTINCT debit_level FROM transfers WHERE link_id = $1 AND "
+                          "transfer_id > $2 AND kind = 'award' AND debit_kind = 'meter' AND "
+                          "round_key IS DISTINCT FROM $3 ORDER BY debit_level",
+                          link, static_cast<std::int64_t>(contribution.transfer.id.value()),
+                          static_cast<std::int64_t>(round.round_key))) {
+        round.awarded_since.emplace_back(LinkId(link), u32(row[0]));
+      }
+    }
+  }
   for (const auto& row : tx.exec("SELECT link_id, level, seat, amount_micros, award_transfer_id, "
                                  "draw_id, payout_id FROM must_hit_by_hits WHERE round_key = " +
                                  key + " ORDER BY link_id, level")) {

@@ -31,6 +31,9 @@ struct StoredRound {
   std::vector<TransferRecord> contributions;  // Contributions and overflows, by link and id.
   std::vector<MustHitByHitRecord> hits;
   std::vector<TransferRecord> hit_awards;  // The award transfer of each hit, in the same order.
+  // For a LOCKED round: (link, level) of each meter that another round's award has paid from
+  // since the round's lock, ascending; what its void refunds from the house.
+  std::vector<std::pair<LinkId, std::uint32_t>> awarded_since;
 };
 
 struct StoredPayout {

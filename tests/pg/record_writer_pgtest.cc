@@ -3,6 +3,7 @@
 // zero per link, and the schema refuses duplicates, edits and a payout paid twice.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <pqxx/pqxx>
@@ -60,6 +61,12 @@ EngineConfig floor_config() {
     table.links.push_back({LinkId("pg-link"), "PT-BJS-HUH-5CP-12", CommunitySource::board});
     config.tables.push_back(table);
   }
+  // A table with Dynamic Pays, for the selection a void keeps.
+  TableSettings dynamic;
+  dynamic.id = TableId("D1");
+  dynamic.seats = 6;
+  dynamic.links.push_back({LinkId("pg-link"), "PT-PRG-HUH-D01", CommunitySource::board});
+  config.tables.push_back(dynamic);
   return config;
 }
 
@@ -281,6 +288,89 @@ TEST_F(RecordWriterTest, RecoveryAfterARejectedMustHitByPayoutEqualsTheEngine) {
   const auto rebuilt = snapshot_from(storage::load_state(*connection_), floor_config());
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().front();
   EXPECT_EQ(*rebuilt, engine_->snapshot());
+}
+
+// A void after another table's royal refunds from the house (house_funded_refund, migration
+// 0015): the journal takes the new kind, recovery gives the locked round the levels awarded since
+// its lock exactly as the engine noted them, and the SQL ledger equals the engine's. A void's
+// Dynamic Pay selection carries over to the next round (a dynamic_carried_over record) and
+// survives a rebuild from the database.
+TEST_F(RecordWriterTest, VoidsAfterAnotherTablesRoyalAndKeptDynamicPaysRoundTrip) {
+  const auto rebuilt_equals_engine = [&](const char* when) {
+    const auto rebuilt = snapshot_from(storage::load_state(*connection_), floor_config());
+    ASSERT_TRUE(rebuilt.ok()) << when << ": " << rebuilt.error().front();
+    EXPECT_EQ(*rebuilt, engine_->snapshot()) << when;
+  };
+  const LockWagersRequest lock{
+      TableId("T1"), RoundId(1), {{1, LinkId("pg-link"), 500}, {2, LinkId("pg-link"), 500}}};
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T1"), RoundId(1)}, r);
+  }));
+  ASSERT_TRUE(run([&](Engine& e, Records& r) { return e.lock_wagers(lock, r); }));
+  ASSERT_TRUE(last_.hits.empty());
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.open_round({TableId("T2"), RoundId(1)}, r);
+  }));
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.lock_wagers({TableId("T2"), RoundId(1), {{4, LinkId("pg-link"), 100}}}, r);
+  }));
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.settle_round(
+        {TableId("T2"), RoundId(1), {{4, {}, std::string("ROYAL_FLUSH")}}, {}, {}}, r);
+  }));
+  rebuilt_equals_engine("after the royal");  // T1's locked round noted level 1 as awarded.
+  const auto voided = run([](Engine& e, Records& r) {
+    return e.void_round({TableId("T1"), RoundId(1), "misdeal"}, r);
+  });
+  ASSERT_TRUE(voided.ok()) << voided.error().message;
+  bool refunded = false;
+  for (const TransferRecord& record : last_.transfers) {
+    refunded |= record.transfer.kind == TransferKind::house_funded_refund;
+  }
+  EXPECT_TRUE(refunded);
+  rebuilt_equals_engine("after the void");
+  const Link& link = *engine_->link(LinkId("pg-link"));
+  for (const auto& [account, amount] : link.ledger().balances()) {
+    EXPECT_EQ(sql_balance(std::string(to_string(account.kind)), account.level), amount.micros())
+        << to_string(account);
+  }
+  {
+    pqxx::read_transaction tx(*connection_);
+    EXPECT_EQ(tx.exec1("SELECT count(*) FROM transfers WHERE kind = 'house_funded_refund' "
+                       "AND corrects IS NOT NULL")[0]
+                  .as<int>(),
+              static_cast<int>(std::count_if(
+                  last_.transfers.begin(), last_.transfers.end(), [](const TransferRecord& record) {
+                    return record.transfer.kind == TransferKind::house_funded_refund;
+                  })));
+  }
+
+  // Dynamic Pays: open, void, rebuild the engine from the database, open again: the same pays.
+  const auto opened = run([](Engine& e, Records& r) {
+    return e.open_round({TableId("D1"), RoundId(1)}, r);
+  });
+  ASSERT_TRUE(opened.ok());
+  ASSERT_TRUE(run([](Engine& e, Records& r) {
+    return e.void_round({TableId("D1"), RoundId(1), "misdeal"}, r);
+  }));
+  const auto rebuilt = snapshot_from(storage::load_state(*connection_), floor_config());
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().front();
+  auto restored =
+      Engine::restore(floor_config(), std::move(load_paytables(embedded_paytables())).value(),
+                      clock_, random_, *rebuilt);
+  ASSERT_TRUE(restored.ok()) << restored.error().front();
+  engine_ = std::move(restored).value();
+  const auto again = run([](Engine& e, Records& r) {
+    return e.open_round({TableId("D1"), RoundId(2)}, r);
+  });
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->dynamic_pays, opened->dynamic_pays);
+  ASSERT_EQ(last_.draws.size(), 1U);
+  EXPECT_EQ(last_.draws[0].kind, DrawKind::dynamic_carried_over);
+  rebuilt_equals_engine("after the kept selection");
+  pqxx::read_transaction tx(*connection_);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM draws WHERE kind = 'dynamic_carried_over'")[0].as<int>(),
+            1);
 }
 
 TEST_F(RecordWriterTest, HiddenTriggerCommitmentsVerifyFromTheDatabase) {

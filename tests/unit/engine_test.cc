@@ -25,6 +25,7 @@
 #include "controller/paytable_loader.h"
 #include "meters/hidden_trigger.h"
 #include "meters/random.h"
+#include "meters/reconcile.h"
 
 namespace jackpot {
 namespace {
@@ -463,8 +464,9 @@ class Harness {
     expect_links_of_table(what, request.table);
     for (const TransferRecord& record : last_.transfers) {
       EXPECT_TRUE(record.transfer.kind == TransferKind::contribution_reversal ||
-                  record.transfer.kind == TransferKind::overflow_reversal)
-          << what << ": a void only reverses contributions";
+                  record.transfer.kind == TransferKind::overflow_reversal ||
+                  record.transfer.kind == TransferKind::house_funded_refund)
+          << what << ": a void only reverses or refunds contributions";
       EXPECT_NE(record.transfer.corrects.value(), 0U) << what << ": a reversal names its transfer";
     }
     return answer;
@@ -1183,6 +1185,12 @@ std::optional<std::size_t> row_labelled(const Paytable& paytable, const std::str
   return std::nullopt;
 }
 
+// A round played to the end with no progressive wager: the next round draws its own Dynamic Pays.
+void settle_without_wagers(Harness& h, const std::string& table, std::uint64_t round) {
+  h.lock(lock_request(table, round, {}));
+  h.settle(settle_request(table, round, {}, {}));
+}
+
 TEST(EngineDynamicPay, SelectionsStayInBoundsAndAreUniform) {
   for (const DynamicCase& test : kDynamicCases) {
     SCOPED_TRACE(test.paytable);
@@ -1233,7 +1241,8 @@ TEST(EngineDynamicPay, SelectionsStayInBoundsAndAreUniform) {
         EXPECT_EQ(draw.link, LinkId("DYN"));
         EXPECT_FALSE(draw.outcome.empty());
       }
-      h.void_round(void_request("HUH-D", round));
+      // Settled, not voided: after a void the next round keeps this selection.
+      settle_without_wagers(h, "HUH-D", round);
     }
     EXPECT_LT(chi_square_uniform(counts), chi_square_critical_p001(span - 1)) << "counts";
     std::vector<std::int64_t> hand_counts;
@@ -1295,7 +1304,7 @@ TEST(EngineDynamicPay, SelectedHandPaysItsOptionAndTheNextRoundStartsAfresh) {
       if (!now.count(row)) dropped = row;
     }
     if (!dropped) {
-      h.void_round(void_request("HUH-D", round));
+      settle_without_wagers(h, "HUH-D", round);
       previous = now;
       continue;
     }
@@ -1327,6 +1336,126 @@ TEST(EngineDynamicPay, SelectionFixedAtOpenIsWhatRealCardsPay) {
     EXPECT_EQ(award_lines(answer),
               (std::vector<std::string>{"seat 2 dynamic Straight Flush " + expected.to_string()}))
         << "round " << round;
+  }
+}
+
+// Rule §5a: a void never lets a table draw Dynamic Pays again for the same deal. Open, look at
+// the pays, void, open again: 20 cycles gave more than 10 different selections (issue #13,
+// item 4). Now the round after a void keeps the voided round's selection, recorded as carried
+// over (no draw), until a round settles; then the next round draws afresh.
+TEST(EngineDynamicPay, AVoidNeverLetsTheTableDrawAgain) {
+  const Paytable& paytable = shipped_paytable("PT-PRG-HUH-D03");
+  Harness h(dynamic_config(paytable, false), 4242);
+  const auto pays_of = [](const OpenRoundAnswer& answer) {
+    std::vector<std::string> pays;
+    for (const DynamicPayView& pay : answer.dynamic_pays.at(0).pays) {
+      pays.push_back(pay.hand + " option " + std::to_string(pay.option) + " " +
+                     pay.amount.to_string());
+    }
+    return pays;
+  };
+  std::set<std::vector<std::string>> seen;
+  std::vector<std::string> first;
+  for (std::uint64_t round = 1; round <= 20; ++round) {
+    const auto pays = pays_of(h.open("HUH-D", round));
+    if (round == 1) {
+      first = pays;
+      EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 1U);
+      EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_carried_over), 0U);
+    } else {
+      EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 0U) << "round " << round;
+      EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_hand), 0U) << "round " << round;
+      EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_option), 0U) << "round " << round;
+      ASSERT_EQ(count_draws(h.records(), DrawKind::dynamic_carried_over), 1U) << "round " << round;
+      const DrawRecord& kept = h.records().draws.front();
+      EXPECT_NE(kept.inputs.find("voided round " + std::to_string(round - 1)), std::string::npos)
+          << kept.inputs;
+    }
+    // The kept selection is on the record of the new round, as a drawn one would be.
+    EXPECT_EQ(h.records().dynamic_pays.size(), pays.size());
+    seen.insert(pays);
+    if (round % 2 == 0) h.lock(lock_request("HUH-D", round, {wager(1, "DYN", 100)}));
+    h.void_round(void_request("HUH-D", round, "misdeal"));
+  }
+  EXPECT_EQ(seen.size(), 1U) << "a dealer could shop for Dynamic Pays by voiding";
+  EXPECT_EQ(*seen.begin(), first);
+
+  // A round that settles ends the deal: the round after it draws.
+  h.open("HUH-D", 21);
+  settle_without_wagers(h, "HUH-D", 21);
+  h.open("HUH-D", 22);
+  EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 1U);
+  EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_carried_over), 0U);
+}
+
+// Rule §5a: a void refunds the round's contributions without lowering any meter below what the
+// rules guarantee it. Table A locks, table B hits the royal (the meter resets to seed +
+// reserve), A voids its misdeal: A's contribution went to B's winner, so the house refunds it
+// and the reset meter stays. Before, the refund came off the reset meter ($999.98 on a $1,000
+// seed, funded by the next jackpot), and on a seed smaller than the refund the void was refused.
+// After every command: the engine's invariants (Harness::check) and the reconciliation identity
+// of the level over every transfer since the link opened.
+TEST(EngineVoid, AfterAnotherTablesRoyalTheHouseRefundsWhatTheRoyalPaidOut) {
+  struct Case {
+    const char* seed;
+    std::int64_t cents_per_seat;  // Six seats wager this much at table A.
+  };
+  for (const Case& c : {Case{"1000.00", 100}, Case{"0.10", 500}}) {
+    SCOPED_TRACE(std::string("seed ") + c.seed);
+    EngineConfig config;
+    config.links.push_back(royal_link("PROG", c.seed));
+    config.tables.push_back(
+        table_settings("A", GameRule::heads_up_holdem, 6, {plays("PROG", "PT-BJS-HUH-5CP-10")}));
+    config.tables.push_back(
+        table_settings("B", GameRule::heads_up_holdem, 6, {plays("PROG", "PT-BJS-HUH-5CP-10")}));
+    Harness h(config);
+    std::vector<Transfer> transfers;
+    const auto keep = [&](const Records& records) {
+      for (const TransferRecord& record : records.transfers) transfers.push_back(record.transfer);
+      const Link& link = *h.engine().link(LinkId("PROG"));
+      const auto report =
+          reconcile_level(1, Money(), *link.meter(1).plus(link.reserve(1)), transfers);
+      EXPECT_TRUE(report.balanced) << "after " << transfers.size() << " transfers";
+    };
+    keep(h.created_records());
+    h.open("A", 1);
+    std::vector<WagerRequest> wagers;
+    for (std::uint32_t seat = 1; seat <= 6; ++seat) {
+      wagers.push_back(wager(seat, "PROG", c.cents_per_seat));
+    }
+    h.lock(lock_request("A", 1, wagers));
+    keep(h.records());
+    const Money contributed =
+        sum(total_moved(h.records(), TransferKind::contribution, AccountRef::meter(1)),
+            total_moved(h.records(), TransferKind::contribution, AccountRef::reserve(1)));
+    h.open("B", 7);
+    h.lock(lock_request("B", 7, {wager(2, "PROG", 100)}));
+    keep(h.records());
+    h.settle(settle_request("B", 7, {keyed(2, "ROYAL_FLUSH")}, {}));
+    keep(h.records());
+    const Money reset_meter = h.meter("PROG", 1);
+    EXPECT_GE(reset_meter, usd(c.seed));
+    const Money house = h.balance("PROG", AccountKind::seed_funding);
+    const Money wagers_account = h.balance("PROG", AccountKind::wagers);
+
+    const auto voided = h.void_round(void_request("A", 1, "misdeal"));
+    keep(h.records());
+    EXPECT_EQ(voided.reversed, contributed);
+    EXPECT_EQ(h.meter("PROG", 1), reset_meter) << "the reset meter pays no part of the refund";
+    EXPECT_EQ(h.balance("PROG", AccountKind::seed_funding), *house.minus(contributed));
+    EXPECT_EQ(h.balance("PROG", AccountKind::wagers), sum(wagers_account, contributed));
+    EXPECT_EQ(total_moved(h.records(), TransferKind::house_funded_refund,
+                          AccountRef::link(AccountKind::wagers)),
+              contributed);
+    for (const TransferRecord& record : h.records().transfers) {
+      EXPECT_EQ(record.transfer.kind, TransferKind::house_funded_refund);
+      EXPECT_EQ(record.transfer.debit, AccountRef::link(AccountKind::seed_funding));
+      EXPECT_NE(record.transfer.corrects, TransferId()) << "a refund names what it refunds";
+    }
+    // The next round of A plays on as usual.
+    h.open("A", 2);
+    h.lock(lock_request("A", 2, {wager(1, "PROG", 100)}));
+    keep(h.records());
   }
 }
 

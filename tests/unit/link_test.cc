@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "meters/reconcile.h"
@@ -327,43 +328,252 @@ TEST(Link, VoidReversesTheRoundExactly) {
   const std::vector<Transfer> round(fixture.transfers().begin() + static_cast<long>(first),
                                     fixture.transfers().end());
   const auto reversed = fixture.run([&](Link& link, auto& out) {
-    return link.reverse_round(round, {2, 0}, out);
+    return link.reverse_round(round, {}, {2, 0}, out);
   });
   ASSERT_TRUE(reversed.ok()) << to_string(reversed.error());
   EXPECT_EQ(*reversed, dollars("0.555"));  // 3 × (0.15 + 0.025 + 0.01)
   EXPECT_EQ(fixture.link().ledger().balances(), before);
-  // One reversal per account the round left money in, each naming the round's first transfer
-  // into its level.
-  const Transfer& last = fixture.transfers().back();
-  EXPECT_EQ(last.kind, TransferKind::contribution_reversal);
-  EXPECT_EQ(last.credit, AccountRef::link(AccountKind::wagers));
-  EXPECT_EQ(last.corrects, round[3].id);  // Level 2's contribution.
+  // One compensating transfer per transfer of the round, each naming it and mirroring it: the
+  // overflow by an overflow_reversal, the contributions back to the wagers.
+  const std::vector<Transfer> undone(fixture.transfers().end() - static_cast<long>(round.size()),
+                                     fixture.transfers().end());
+  for (const Transfer& original : round) {
+    const auto it = std::find_if(undone.begin(), undone.end(),
+                                 [&](const Transfer& t) { return t.corrects == original.id; });
+    ASSERT_NE(it, undone.end()) << "nothing corrects transfer " << original.id.value();
+    EXPECT_EQ(it->amount, original.amount);
+    EXPECT_EQ(it->debit, original.credit);
+    if (original.kind == TransferKind::overflow) {
+      EXPECT_EQ(it->kind, TransferKind::overflow_reversal);
+      EXPECT_EQ(it->credit, original.debit);
+    } else {
+      EXPECT_EQ(it->kind, TransferKind::contribution_reversal);
+      EXPECT_EQ(it->credit, AccountRef::link(AccountKind::wagers));
+    }
+  }
   fixture.expect_reconciled();
 }
 
-// Another table's jackpot between a lock and its void released the reserve into the meter;
-// the void takes the round's reserve share from the meter instead (review finding).
-TEST(Link, VoidAfterAnotherTablesResetTakesFromWhereTheMoneyIsNow) {
-  LevelConfig capped = level_config(1, "1000.00", 10'000, 0);
-  capped.ceiling = dollars("1000.50");
-  Fixture fixture({capped});
+// Table A locks, table B hits the 100% level (the meter resets to seed + reserve), A voids a
+// misdeal. A's contribution was paid to B's winner: the refund may not come out of the reset
+// meter (it fell to 999.85 on a $1,000 seed, or the void was refused on a seed smaller than the
+// refund); the house refunds it, naming what it refunds. Both seed sizes (issue #13, item 3).
+TEST(Link, VoidAfterAnotherTablesResetIsRefundedByTheHouseWhateverTheSeed) {
+  struct Case {
+    const char* seed;
+    std::int64_t units;
+    const char* reset_meter;  // Seed + the reserve released, which A's void leaves as it is.
+  };
+  for (const Case& c : {Case{"1000.00", 1, "1000.025"}, Case{"0.10", 10, "0.35"}}) {
+    SCOPED_TRACE(std::string("seed ") + c.seed);
+    Fixture fixture({level_config(1, c.seed, 150'000, 25'000)});
+    const std::size_t first = fixture.transfers().size();
+    fixture.contribute(c.units, 1);  // Table A's lock.
+    const std::vector<Transfer> round(fixture.transfers().begin() + static_cast<long>(first),
+                                      fixture.transfers().end());
+    ASSERT_TRUE(fixture
+                    .run([](Link& link, auto& out) {
+                      return link.award_percent(1, 100, {2, 1}, out);  // Table B's royal.
+                    })
+                    .ok());
+    ASSERT_EQ(fixture.link().meter(1), dollars(c.reset_meter));
+    const Money house_before =
+        fixture.link().ledger().balance(AccountRef::link(AccountKind::seed_funding));
+    const Money wagers_before =
+        fixture.link().ledger().balance(AccountRef::link(AccountKind::wagers));
+    const std::uint32_t awarded[] = {1};
+    const auto reversed = fixture.run([&](Link& link, auto& out) {
+      return link.reverse_round(round, awarded, {1, 0}, out);
+    });
+    ASSERT_TRUE(reversed.ok()) << to_string(reversed.error());
+    const Money contributed = *dollars("0.175").times(c.units);
+    EXPECT_EQ(*reversed, contributed);
+    EXPECT_EQ(fixture.link().meter(1), dollars(c.reset_meter));
+    EXPECT_EQ(fixture.link().reserve(1), Money());
+    EXPECT_EQ(fixture.link().ledger().balance(AccountRef::link(AccountKind::wagers)),
+              *wagers_before.plus(contributed));
+    EXPECT_EQ(fixture.link().ledger().balance(AccountRef::link(AccountKind::seed_funding)),
+              *house_before.minus(contributed));
+    // One refund per contribution of the round, each naming it.
+    for (const Transfer& original : round) {
+      const auto refund = std::find_if(
+          fixture.transfers().end() - static_cast<long>(round.size()), fixture.transfers().end(),
+          [&](const Transfer& t) { return t.corrects == original.id; });
+      ASSERT_NE(refund, fixture.transfers().end());
+      EXPECT_EQ(refund->kind, TransferKind::house_funded_refund);
+      EXPECT_EQ(refund->debit, AccountRef::link(AccountKind::seed_funding));
+      EXPECT_EQ(refund->credit, AccountRef::link(AccountKind::wagers));
+      EXPECT_EQ(refund->amount, original.amount);
+    }
+    fixture.expect_reconciled();
+  }
+}
+
+// A 10% award in between also paid part of the round out: the meter keeps what it showed after
+// the award, and the void takes nothing from the level.
+TEST(Link, VoidAfterAPartialAwardLeavesTheLevelAsTheAwardLeftIt) {
+  Fixture fixture({level_config(1, "1000.00", 150'000, 25'000)});
   const std::size_t first = fixture.transfers().size();
-  fixture.contribute(100, 1);  // +1.00: 0.50 fits, 0.50 overflows to the reserve.
+  fixture.contribute(10, 1);
   const std::vector<Transfer> round(fixture.transfers().begin() + static_cast<long>(first),
                                     fixture.transfers().end());
   ASSERT_TRUE(
       fixture.run([](Link& link, auto& out) {
-               return link.award_percent(1, 100, {2, 1}, out);
+               return link.award_percent(1, 10, {2, 1}, out);
              })
-          .ok());  // Meter: 1000.00 seed + 0.50 reserve; reserve 0.
-  ASSERT_EQ(fixture.link().reserve(1), Money());
+          .ok());
+  const Money meter = fixture.link().meter(1);
+  const Money reserve = fixture.link().reserve(1);
+  const std::uint32_t awarded[] = {1};
   const auto reversed = fixture.run([&](Link& link, auto& out) {
-    return link.reverse_round(round, {1, 0}, out);
+    return link.reverse_round(round, awarded, {1, 0}, out);
   });
   ASSERT_TRUE(reversed.ok()) << to_string(reversed.error());
-  EXPECT_EQ(*reversed, dollars("1.00"));
-  EXPECT_EQ(fixture.link().meter(1), dollars("999.50"));
+  EXPECT_EQ(*reversed, dollars("1.75"));
+  EXPECT_EQ(fixture.link().meter(1), meter);
+  EXPECT_EQ(fixture.link().reserve(1), reserve);
   fixture.expect_reconciled();
+}
+
+// A round whose contribution overflowed level 1's ceiling into level 2's meter, voided with no
+// award in between: every level's reconciliation terms are as they were before the round
+// (issue #13, item 6: the overflow came back as a plain contribution reversal, so level 2 showed
+// contributions too low and overflow-in too high, and level 1 the mirror).
+TEST(Link, VoidOfAnOverflowToAnotherLevelReconcilesEachLevelExactly) {
+  LevelConfig capped = level_config(1, "1000.00", 150'000, 25'000);
+  capped.ceiling = dollars("1000.20");
+  capped.overflow_level = 2;
+  Fixture fixture({capped, level_config(2, "10.00", 10'000, 0)});
+  fixture.contribute(1, 1);
+  const auto terms = [&](std::uint32_t level) {
+    const Money end = *fixture.link().meter(level).plus(fixture.link().reserve(level));
+    return reconcile_level(level, Money(), end, fixture.transfers());
+  };
+  const LevelReconciliation before[] = {terms(1), terms(2)};
+  const std::size_t first = fixture.transfers().size();
+  fixture.contribute(2, 2);  // Level 1: 0.05 fits under the ceiling, 0.25 overflows to level 2.
+  const std::vector<Transfer> round(fixture.transfers().begin() + static_cast<long>(first),
+                                    fixture.transfers().end());
+  ASSERT_TRUE(std::any_of(round.begin(), round.end(), [](const Transfer& t) {
+    return t.kind == TransferKind::overflow && t.credit == AccountRef::meter(2);
+  }));
+  const auto reversed = fixture.run([&](Link& link, auto& out) {
+    return link.reverse_round(round, {}, {2, 0}, out);
+  });
+  ASSERT_TRUE(reversed.ok()) << to_string(reversed.error());
+  for (std::uint32_t level = 1; level <= 2; ++level) {
+    SCOPED_TRACE("level " + std::to_string(level));
+    const LevelReconciliation after = terms(level);
+    EXPECT_TRUE(after.balanced);
+    EXPECT_EQ(after.contributions, before[level - 1].contributions);
+    EXPECT_EQ(after.overflow_in, before[level - 1].overflow_in);
+    EXPECT_EQ(after.overflow_out, before[level - 1].overflow_out);
+    EXPECT_EQ(after.end, before[level - 1].end);
+  }
+  fixture.expect_reconciled();
+}
+
+// The rule of plan_round_reversal, case by case: a round that put 0.15 on level 1's meter,
+// overflowed 0.05 of it to level 2's meter, 0.025 on level 1's reserve and 0.01 on level 2's
+// meter, voided after awards on none, either or both levels; and a round whose overflow went to
+// level 1's own reserve.
+TEST(PlanRoundReversal, TakesBackWhatNoAwardPaidOutAndTheHouseRefundsTheRest) {
+  const auto money = [](const char* text) { return dollars(text); };
+  const auto transfer = [&](std::uint64_t id, AccountRef debit, AccountRef credit,
+                            const char* amount, TransferKind kind) {
+    return Transfer{TransferId(id), debit, credit, money(amount), kind, {7, 0}, TransferId()};
+  };
+  const auto wagers = AccountRef::link(AccountKind::wagers);
+  const auto house = AccountRef::link(AccountKind::seed_funding);
+  const auto meter = AccountRef::meter;
+  const auto reserve = AccountRef::reserve;
+  const std::vector<Transfer> to_level_2 = {
+      transfer(10, wagers, meter(1), "0.15", TransferKind::contribution),
+      transfer(11, meter(1), meter(2), "0.05", TransferKind::overflow),
+      transfer(12, wagers, reserve(1), "0.025", TransferKind::contribution),
+      transfer(13, wagers, meter(2), "0.01", TransferKind::contribution)};
+  const std::vector<Transfer> to_own_reserve = {
+      transfer(20, wagers, meter(1), "0.15", TransferKind::contribution),
+      transfer(21, meter(1), reserve(1), "0.05", TransferKind::overflow),
+      transfer(22, wagers, reserve(1), "0.025", TransferKind::contribution)};
+  using K = TransferKind;
+  struct Case {
+    const char* what;
+    const std::vector<Transfer>* round;
+    std::vector<bool> awarded;  // By level, index 0 unused.
+    std::vector<PlannedReversal> expected;
+  };
+  const auto step = [&](AccountRef debit, AccountRef credit, const char* amount, K kind,
+                        std::uint64_t corrects) {
+    return PlannedReversal{debit, credit, money(amount), kind, TransferId(corrects)};
+  };
+  const std::vector<Case> cases = {
+      {"no award since: every transfer mirrored, newest first",
+       &to_level_2,
+       {false, false, false},
+       {step(meter(2), wagers, "0.01", K::contribution_reversal, 13),
+        step(reserve(1), wagers, "0.025", K::contribution_reversal, 12),
+        step(meter(2), meter(1), "0.05", K::overflow_reversal, 11),
+        step(meter(1), wagers, "0.15", K::contribution_reversal, 10)}},
+      {"level 1 awarded: level 2 gives its part back through level 1, the house the rest",
+       &to_level_2,
+       {false, true, false},
+       {step(meter(2), wagers, "0.01", K::contribution_reversal, 13),
+        step(house, wagers, "0.025", K::house_funded_refund, 12),
+        step(meter(2), meter(1), "0.05", K::overflow_reversal, 11),
+        step(meter(1), wagers, "0.05", K::contribution_reversal, 10),
+        step(house, wagers, "0.10", K::house_funded_refund, 10)}},
+      {"level 2 awarded: the house refunds what reached level 2, level 1 gives the rest",
+       &to_level_2,
+       {false, false, true},
+       {step(house, wagers, "0.01", K::house_funded_refund, 13),
+        step(reserve(1), wagers, "0.025", K::contribution_reversal, 12),
+        step(house, wagers, "0.05", K::house_funded_refund, 11),
+        step(meter(1), wagers, "0.10", K::contribution_reversal, 10)}},
+      {"both awarded: the house refunds everything, no level changes",
+       &to_level_2,
+       {false, true, true},
+       {step(house, wagers, "0.01", K::house_funded_refund, 13),
+        step(house, wagers, "0.025", K::house_funded_refund, 12),
+        step(house, wagers, "0.05", K::house_funded_refund, 11),
+        step(house, wagers, "0.10", K::house_funded_refund, 10)}},
+      {"overflow to its own reserve, no award: back to the meter, then to the wagers",
+       &to_own_reserve,
+       {false, false},
+       {step(reserve(1), wagers, "0.025", K::contribution_reversal, 22),
+        step(reserve(1), meter(1), "0.05", K::overflow_reversal, 21),
+        step(meter(1), wagers, "0.15", K::contribution_reversal, 20)}},
+      {"overflow to its own reserve, awarded (a reset released that reserve into the meter)",
+       &to_own_reserve,
+       {false, true},
+       {step(house, wagers, "0.025", K::house_funded_refund, 22),
+        step(house, wagers, "0.15", K::house_funded_refund, 20)}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const auto levels = static_cast<std::uint32_t>(c.awarded.size() - 1);
+    const auto plan = plan_round_reversal(*c.round, c.awarded, levels);
+    ASSERT_TRUE(plan.ok()) << to_string(plan.error());
+    EXPECT_EQ(*plan, c.expected);
+    // The wagers get back exactly what the round contributed.
+    std::int64_t contributed = 0;
+    std::int64_t refunded = 0;
+    for (const Transfer& t : *c.round) {
+      if (t.kind == K::contribution) contributed += t.amount.micros();
+    }
+    for (const PlannedReversal& s : *plan) {
+      if (s.credit == wagers) refunded += s.amount.micros();
+    }
+    EXPECT_EQ(refunded, contributed);
+  }
+  // Refusals: a level out of range, and an overflow larger than what reached its meter in the
+  // round (a meter that was above its cap at the lock), which cannot be taken back as posted.
+  EXPECT_EQ(plan_round_reversal(to_level_2, {false, false}, 1).error(),
+            LinkError::foreign_transfer);
+  const std::vector<Transfer> overflow_only = {
+      transfer(30, meter(1), meter(2), "0.05", TransferKind::overflow)};
+  EXPECT_EQ(plan_round_reversal(overflow_only, {false, true, false}, 2).error(),
+            LinkError::not_reversible);
 }
 
 TEST(Link, RejectedAwardReturnsToTheMeter) {
@@ -490,17 +700,17 @@ TEST(Link, ReverseRoundRefusesWhatIsNotOneRoundsContributions) {
   const std::vector<Transfer> two_rounds(fixture.transfers().begin() + 1,
                                          fixture.transfers().end());
   EXPECT_EQ(
-      fixture.run([&](Link& l, auto& o) { return l.reverse_round(two_rounds, {}, o); }).error(),
+      fixture.run([&](Link& l, auto& o) { return l.reverse_round(two_rounds, {}, {}, o); }).error(),
       LinkError::mixed_rounds);
   const std::vector<Transfer> seed(fixture.transfers().begin(), fixture.transfers().begin() + 1);
-  EXPECT_EQ(fixture.run([&](Link& l, auto& o) { return l.reverse_round(seed, {}, o); }).error(),
+  EXPECT_EQ(fixture.run([&](Link& l, auto& o) { return l.reverse_round(seed, {}, {}, o); }).error(),
             LinkError::not_a_round_transfer);
   Transfer foreign = fixture.transfers().back();
   foreign.credit = AccountRef::reserve(4);
   const std::vector<Transfer> foreign_round{foreign};
-  EXPECT_EQ(
-      fixture.run([&](Link& l, auto& o) { return l.reverse_round(foreign_round, {}, o); }).error(),
-      LinkError::foreign_transfer);
+  EXPECT_EQ(fixture.run([&](Link& l, auto& o) { return l.reverse_round(foreign_round, {}, {}, o); })
+                .error(),
+            LinkError::foreign_transfer);
 }
 
 TEST(Reconcile, DetectsAMissingOrMisdirectedTransfer) {

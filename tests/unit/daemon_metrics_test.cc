@@ -1,0 +1,68 @@
+// The daemon's Prometheus metrics of voids, from committed records: counted by bounded labels
+// only (the phase a round left, where its refund came from); the void's reason, free text, never
+// becomes a label. Rounds that kept a voided round's Dynamic Pays are counted by link.
+#include "controller/daemon_metrics.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <string>
+#include <vector>
+
+namespace jackpot {
+namespace {
+
+std::string exposition(const DaemonMetrics& metrics) {
+  return prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+}
+
+Records voided(RoundPhase from, std::vector<TransferKind> kinds) {
+  Records records;
+  RoundRecord round;
+  round.round_key = 7;
+  round.phase = RoundPhase::voided;
+  round.reason = "misdeal: a card flashed at seat 3";
+  round.voided_from = from;
+  records.rounds.push_back(round);
+  for (const TransferKind kind : kinds) {
+    Transfer transfer;
+    transfer.kind = kind;
+    transfer.amount = *Money::parse("1.75");
+    records.transfers.push_back({Name("L"), transfer});
+  }
+  return records;
+}
+
+TEST(DaemonMetrics, VoidsAreCountedByPhaseAndRefundNeverByReason) {
+  DaemonMetrics metrics("test");
+  Records kept;
+  DrawRecord draw;
+  draw.link = LinkId("L");
+  draw.kind = DrawKind::dynamic_carried_over;
+  kept.draws.push_back(draw);
+  metrics.observe_commit({voided(RoundPhase::open, {}),
+                          voided(RoundPhase::locked, {TransferKind::contribution_reversal}),
+                          voided(RoundPhase::locked, {TransferKind::contribution_reversal,
+                                                      TransferKind::house_funded_refund}),
+                          voided(RoundPhase::locked, {TransferKind::house_funded_refund}), kept},
+                         0.001, true);
+  const std::string text = exposition(metrics);
+  EXPECT_NE(text.find("jackpotd_voids_total{from=\"open\",refund=\"none\"} 1"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("jackpotd_voids_total{from=\"locked\",refund=\"levels\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("jackpotd_voids_total{from=\"locked\",refund=\"house\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("jackpotd_void_refunds_house_funded_total{link=\"L\"} 3.5"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("jackpotd_dynamic_pays_carried_over_total{link=\"L\"} 1"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("misdeal"), std::string::npos) << "a reason became a label";
+}
+
+}  // namespace
+}  // namespace jackpot
