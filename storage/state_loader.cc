@@ -49,11 +49,8 @@ void load_links(pqxx::transaction_base& tx, StoredState& state) {
     index[row[0].as<std::string>()] = state.links.size();
     state.links.push_back({LinkId(row[0].as<std::string>()), {}, TransferId(1), {}, {}});
   }
-  for (const auto& row : tx.exec("SELECT link_id, account_kind::text, level, balance_micros "
-                                 "FROM account_balances ORDER BY link_id, account_kind, level")) {
-    state.links[index.at(row[0].as<std::string>())].balances.emplace_back(
-        AccountRef{account_kind_named(row[1].as<std::string>()), u32(row[2])},
-        Money::from_micros(row[3].as<std::int64_t>()));
+  for (SnapshotBalances& link : balances_from_snapshots(tx)) {
+    state.links[index.at(link.link.value())].balances = std::move(link.balances);
   }
   for (const auto& row :
        tx.exec("SELECT link_id, max(transfer_id) + 1 FROM transfers GROUP BY link_id")) {
@@ -185,7 +182,105 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
   }
 }
 
+// Each link's latest balance snapshot, or 0 for a link without one (every transfer counts).
+constexpr const char* kLatestSnapshots =
+    "WITH latest AS (SELECT l.link_id, coalesce(s.through_transfer_id, 0) AS through "
+    "  FROM links l LEFT JOIN LATERAL (SELECT through_transfer_id FROM balance_snapshots b "
+    "    WHERE b.link_id = l.link_id ORDER BY through_transfer_id DESC LIMIT 1) s ON true) ";
+
+struct AccountKey {
+  AccountKind kind;
+  std::uint32_t level;
+  bool operator<(const AccountKey& other) const {
+    return std::pair(kind, level) < std::pair(other.kind, other.level);
+  }
+};
+
+std::int64_t add_checked(std::int64_t a, std::int64_t b, const std::string& link) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    throw std::runtime_error("link '" + link + "': a balance leaves the int64 range");
+  }
+  return sum;
+}
+
 }  // namespace
+
+std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx) {
+  std::vector<SnapshotBalances> links;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::map<AccountKey, std::int64_t>> sums;
+  for (const auto& row : tx.exec(std::string(kLatestSnapshots) +
+                                 "SELECT link_id, through FROM latest ORDER BY link_id")) {
+    index[row[0].as<std::string>()] = links.size();
+    links.push_back({LinkId(row[0].as<std::string>()), TransferId(u64(row[1])), 0, {}});
+    sums.emplace_back();
+  }
+  const auto add = [&](const pqxx::row& row) {
+    const std::size_t at = index.at(row[0].as<std::string>());
+    std::int64_t& sum = sums[at][{account_kind_named(row[1].as<std::string>()), u32(row[2])}];
+    sum = add_checked(sum, row[3].as<std::int64_t>(), links[at].link.value());
+  };
+  // The snapshots, each checked on its own: double entry means they sum to zero.
+  std::vector<std::int64_t> snapshot_total(links.size());
+  for (const auto& row :
+       tx.exec(std::string(kLatestSnapshots) +
+               "SELECT b.link_id, b.account_kind::text, b.level, b.balance_micros FROM latest "
+               "JOIN balance_snapshots b ON b.link_id = latest.link_id "
+               "AND b.through_transfer_id = latest.through")) {
+    add(row);
+    const std::size_t at = index.at(row[0].as<std::string>());
+    snapshot_total[at] =
+        add_checked(snapshot_total[at], row[3].as<std::int64_t>(), links[at].link.value());
+  }
+  for (std::size_t at = 0; at < links.size(); ++at) {
+    if (snapshot_total[at] != 0) {
+      throw std::runtime_error("link '" + links[at].link.value() +
+                               "': its balance snapshot through transfer " +
+                               std::to_string(links[at].snapshot_through.value()) + " sums to " +
+                               Money::from_micros(snapshot_total[at]).to_string() + ", not zero");
+    }
+  }
+  // The transfers after each snapshot: numbered on from it, then summed per account.
+  for (const auto& row :
+       tx.exec(std::string(kLatestSnapshots) +
+               "SELECT l.link_id, count(t.transfer_id), coalesce(max(t.transfer_id), l.through) "
+               "FROM latest l LEFT JOIN transfers t ON t.link_id = l.link_id "
+               "AND t.transfer_id > l.through GROUP BY l.link_id, l.through")) {
+    SnapshotBalances& link = links[index.at(row[0].as<std::string>())];
+    link.transfers_after = u64(row[1]);
+    const std::uint64_t last = u64(row[2]);
+    if (last - link.snapshot_through.value() != link.transfers_after) {
+      throw std::runtime_error(
+          "link '" + link.link.value() + "': " + std::to_string(link.transfers_after) +
+          " transfers follow its balance snapshot through transfer " +
+          std::to_string(link.snapshot_through.value()) + ", numbered up to " +
+          std::to_string(last) +
+          ": a transfer is missing or doubled; the journal needs an audit before the link "
+          "serves");
+    }
+  }
+  for (const auto& row :
+       tx.exec(std::string(kLatestSnapshots) +
+               "SELECT link_id, account_kind::text, level, sum(delta)::bigint FROM ("
+               "  SELECT t.link_id, t.credit_kind AS account_kind, t.credit_level AS level, "
+               "    t.amount_micros AS delta FROM latest l JOIN transfers t "
+               "    ON t.link_id = l.link_id AND t.transfer_id > l.through"
+               "  UNION ALL"
+               "  SELECT t.link_id, t.debit_kind, t.debit_level, -t.amount_micros "
+               "    FROM latest l JOIN transfers t "
+               "    ON t.link_id = l.link_id AND t.transfer_id > l.through"
+               ") moves GROUP BY link_id, account_kind, level")) {
+    add(row);
+  }
+  for (std::size_t at = 0; at < links.size(); ++at) {
+    for (const auto& [account, micros] : sums[at]) {
+      links[at].balances.emplace_back(AccountRef{account.kind, account.level},
+                                      Money::from_micros(micros));
+    }
+  }
+  return links;
+}
 
 StoredState load_state(pqxx::connection& connection) {
   pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only> tx(
