@@ -305,6 +305,17 @@ TEST_F(TableServiceEndToEnd, ATransferLostBehindTheDaemonsBackShowsInTheReportAn
     wager->set_amount_cents(200);
     pb::LockWagersResponse locked;
     ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &locked).ok());
+    // Seat 1 holds nothing: the round ends without an award.
+    pb::SettleRoundRequest settle;
+    settle.set_table_id("T1");
+    settle.set_round_id(round);
+    auto* hand = settle.add_seats();
+    hand->set_seat(1);
+    hand->mutable_cards()->add_cards("2c");
+    hand->mutable_cards()->add_cards("7d");
+    for (const char* card : {"3h", "9s", "Jd", "4c", "8h"}) settle.add_community_cards(card);
+    pb::SettleRoundResponse settled;
+    ASSERT_TRUE(call(&pb::TableService::Stub::SettleRound, settle, &settled).ok());
   }
   const auto [snapshot_exit, snapshot_printed] = admin("snapshot");
   ASSERT_EQ(snapshot_exit, 0) << snapshot_printed;
