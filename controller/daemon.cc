@@ -156,6 +156,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
       metrics.observe_commit(batch, seconds, ok);
     });
+    // The balances recovery rebuilt, on record before the first command: a period boundary.
+    if (!host->snapshot_balances(SnapshotReason::start)) {
+      log_line("could not record the start's balance snapshot; the database is failing");
+    }
   }
 
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -216,8 +220,15 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   if (host) {
     poller = std::thread([&] {
       std::unique_lock lock(poll_mutex);
+      auto last_snapshot = std::chrono::steady_clock::now();
       do {
         lock.unlock();
+        // A period boundary for reports, and where the next recovery starts summing.
+        if (options.snapshot_interval.count() > 0 &&
+            std::chrono::steady_clock::now() - last_snapshot >= options.snapshot_interval) {
+          last_snapshot = std::chrono::steady_clock::now();
+          host->snapshot_balances(SnapshotReason::interval);
+        }
         // Load balancers and monitors hear of a fail-stop through health: NOT_SERVING while
         // the database cannot commit, SERVING again once the state is rebuilt.
         server->GetHealthCheckService()->SetServingStatus(!host->failed());

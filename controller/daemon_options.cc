@@ -68,6 +68,18 @@ SetResult set_commit_timeout(DaemonOptions& options, const std::string& value) {
   return set_milliseconds(options.commit_timeout, 100, value);
 }
 
+// Seconds in [0, 86400]; 0 turns the interval off.
+SetResult set_snapshot_interval(DaemonOptions& options, const std::string& value) {
+  long long seconds = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (error != std::errc() || end != value.data() + value.size() || seconds < 0 ||
+      seconds > 86400) {
+    return "expected seconds between 0 and 86400, got '" + value + "'";
+  }
+  options.snapshot_interval = std::chrono::seconds(seconds);
+  return std::nullopt;
+}
+
 struct Option {
   std::string_view name;
   std::string_view value_name;
@@ -89,6 +101,10 @@ constexpr Option kOptions[] = {
      "how long a commit's statement may run, and its answer take twice that,\n"
      "before the floor fails stop (default 10000)",
      set_commit_timeout},
+    {"snapshot-interval-s", "N",
+     "how often to record every link's balances, for reports and a quick\n"
+     "recovery; 0: only at start, stop and on request (default 60)",
+     set_snapshot_interval},
 };
 
 const Option* find_option(std::string_view name) {

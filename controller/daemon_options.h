@@ -16,6 +16,10 @@ struct DaemonOptions {
   // A commit whose statements take longer (a lock held by someone else, a stalled disk) fails,
   // and the floor fails stop instead of waiting without end.
   std::chrono::milliseconds commit_timeout{10000};
+  // How often the daemon records a balance snapshot of every link (a period boundary for the
+  // reconciliation report, and where recovery starts summing); 0: only at start, recovery, stop
+  // and on request.
+  std::chrono::seconds snapshot_interval{60};
   std::string floor_file;  // Links and tables (Protobuf text format); none: no TableService.
   bool show_help = false;
   bool show_version = false;
@@ -27,9 +31,10 @@ struct OptionsError {
 };
 
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
-// [--shutdown-grace-ms N] [--commit-timeout-ms N] [--help] [--version]`. Flags accept `--name
-// value` and `--name=value`. The config file holds `name = value` lines with the flags' names
-// (without dashes), `#` comments and blank lines; flags given on the command line override it.
+// [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N] [--help]
+// [--version]`. Flags accept `--name value` and `--name=value`. The config file holds
+// `name = value` lines with the flags' names (without dashes), `#` comments and blank lines;
+// flags given on the command line override it.
 std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     const std::vector<std::string>& args);
 

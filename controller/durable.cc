@@ -260,10 +260,10 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
   }
 }
 
-Result<std::vector<std::pair<LinkId, LevelReconciliation>>, EngineFailure>
-PostgresDurability::reconcile(const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
-                              std::optional<std::int64_t> to_us) {
-  std::vector<std::pair<LinkId, LevelReconciliation>> report;
+Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::reconcile(
+    const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
+    std::optional<std::int64_t> to_us) {
+  std::vector<LinkReconciliation> report;
   for (const LinkId& id : links) {
     const bool known = std::any_of(config_.links.begin(), config_.links.end(),
                                    [&](const LinkSettings& link) { return link.meters.id == id; });
@@ -276,12 +276,19 @@ PostgresDurability::reconcile(const std::vector<LinkId>& links, std::optional<st
         continue;
       }
       const auto levels = static_cast<std::uint32_t>(link.meters.levels.size());
+      LinkReconciliation& out = report.emplace_back();
+      out.link = link.meters.id;
       const auto period =
           storage::load_period(*connection, link.meters.id.value(), levels, from_us, to_us);
+      if (!period) continue;
+      out.end_observed = true;
+      out.start_through_transfer = period->start.through_transfer_id;
+      out.start_taken_us = period->start.taken_us;
+      out.end_through_transfer = period->end.through_transfer_id;
+      out.end_taken_us = period->end.taken_us.value_or(0);
       for (std::uint32_t level = 1; level <= levels; ++level) {
-        report.emplace_back(link.meters.id,
-                            reconcile_level(level, period.start[level - 1], period.end[level - 1],
-                                            period.transfers));
+        out.levels.push_back(reconcile_level(level, period->start.holdings[level - 1],
+                                             period->end.holdings[level - 1], period->transfers));
       }
     }
   } catch (const std::exception& error) {
@@ -289,6 +296,24 @@ PostgresDurability::reconcile(const std::vector<LinkId>& links, std::optional<st
                          std::string("cannot read the ledger: ") + error.what()};
   }
   return report;
+}
+
+Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_balances() {
+  std::vector<AccountAuditLine> lines;
+  try {
+    auto connection = storage::connect(dsn_);
+    for (const storage::AccountAudit& account : storage::audit_balances(*connection).accounts) {
+      lines.push_back(
+          {LinkId(account.link_id), account.account, account.from_snapshot, account.full_sum});
+    }
+  } catch (const pqxx::failure& error) {
+    return EngineFailure{EngineError::link_unavailable,
+                         std::string("cannot read the ledger: ") + error.what()};
+  } catch (const std::exception& error) {
+    // The snapshot path itself does not hold together (storage::balances_from_snapshots).
+    return EngineFailure{EngineError::ledger_refused, error.what()};
+  }
+  return lines;
 }
 
 std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {

@@ -41,9 +41,10 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   std::unique_ptr<Engine> recover(std::string& error) override;
 
   // Reads on a connection of its own, so that reports never wait for or disturb commits.
-  Result<std::vector<std::pair<LinkId, LevelReconciliation>>, EngineFailure> reconcile(
+  Result<std::vector<LinkReconciliation>, EngineFailure> reconcile(
       const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
       std::optional<std::int64_t> to_us) override;
+  Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() override;
 
  private:
   pqxx::connection& connection();

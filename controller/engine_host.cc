@@ -28,6 +28,10 @@ void EngineHost::stop() {
   stop_watches();
   {
     std::lock_guard lock(mutex_);
+    // The balances at a clean stop, written with the last batch: what the next start must find.
+    if (durability_ != nullptr && !stopping_ && !failed_ && !committer_done_) {
+      gather_snapshot(SnapshotReason::stop);
+    }
     stopping_ = true;
   }
   work_.notify_all();
@@ -47,6 +51,44 @@ void EngineHost::stop() {
   }
   deliveries_ready_.notify_all();
   if (responder_.joinable()) responder_.join();
+}
+
+namespace {
+
+// Every account of every link of `engine`, through its last transfer.
+std::vector<BalanceSnapshotRecord> balances_of(const Engine& engine, SnapshotReason reason) {
+  std::vector<BalanceSnapshotRecord> snapshots;
+  for (const LinkSettings& settings : engine.config().links) {
+    const Link* link = engine.link(settings.meters.id);
+    JACKPOT_INVARIANT(link != nullptr, "every configured link is in the engine");
+    snapshots.push_back({settings.meters.id, TransferId(link->ledger().next_id().value() - 1),
+                         link->ledger().balances(), reason});
+  }
+  return snapshots;
+}
+
+}  // namespace
+
+std::vector<BalanceSnapshotRecord> EngineHost::gather_snapshot(SnapshotReason reason) {
+  Records records;
+  records.balance_snapshots = balances_of(*engine_, reason);
+  std::vector<BalanceSnapshotRecord> taken = records.balance_snapshots;
+  durability_->stage(records);
+  gathering_.push_back(std::move(records));
+  work_.notify_one();
+  return taken;
+}
+
+std::optional<std::vector<BalanceSnapshotRecord>> EngineHost::snapshot_balances(
+    SnapshotReason reason) {
+  std::unique_lock lock(mutex_);
+  if (durability_ == nullptr) return balances_of(*engine_, reason);
+  space_.wait(
+      lock, [&] { return failed_ || committer_done_ || gathering_.size() < batch_commands_max_; });
+  if (failed_ || committer_done_ || stopping_) return std::nullopt;
+  auto taken = gather_snapshot(reason);
+  if (!wait_durable(lock, gathering_sequence_)) return std::nullopt;
+  return taken;
 }
 
 // Callers to answer, durable or not, with no commit to observe.
@@ -173,6 +215,8 @@ void EngineHost::fail_and_recover(const std::string& reason) {
         std::lock_guard lock(mutex_);
         engine_ = std::move(engine);
         failed_ = false;
+        // What recovery rebuilt, on record as a start's is.
+        gather_snapshot(SnapshotReason::recovery);
       }
       std::fprintf(stderr, "jackpotd: state rebuilt from the database; serving again\n");
       bump_status();

@@ -36,15 +36,43 @@ class Durability {
   virtual void discard() {}
 };
 
+// One link's reconciliation over the period that two of its balance snapshots bound: the start
+// and end holdings are what the sequencer held in memory then, the terms the transfers the
+// journal holds between the two, so a transfer lost or doubled in between does not balance.
+struct LinkReconciliation {
+  LinkId link;
+  // False when no snapshot of the link was taken at or before the period's end: the end cannot
+  // be observed and there are no levels.
+  bool end_observed = false;
+  std::uint64_t start_through_transfer = 0;  // 0: the beginning of the ledger (all zero).
+  std::optional<std::int64_t> start_taken_us;
+  std::uint64_t end_through_transfer = 0;
+  std::int64_t end_taken_us = 0;
+  std::vector<LevelReconciliation> levels;
+};
+
+// One account as recovery computes it (latest snapshot + transfers after it) and as the sum of
+// all of the link's transfers.
+struct AccountAuditLine {
+  LinkId link;
+  AccountRef account;
+  Money from_snapshot;
+  Money full_sum;
+};
+
 // The auditor's reconciliation of levels over a period, from durable state.
 class ReconciliationSource {
  public:
   virtual ~ReconciliationSource() = default;
-  // One entry per level of each link (every link when `links` is empty); the period is
-  // [from_us, to_us) in Unix microseconds, open-ended where absent. An error says why.
-  virtual Result<std::vector<std::pair<LinkId, LevelReconciliation>>, EngineFailure> reconcile(
+  // One entry per link (every link when `links` is empty), bounded by the latest snapshots taken
+  // at or before from_us and to_us (Unix microseconds; no from_us: the beginning of the ledger;
+  // no to_us: the latest snapshot). An error says why.
+  virtual Result<std::vector<LinkReconciliation>, EngineFailure> reconcile(
       const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
       std::optional<std::int64_t> to_us) = 0;
+  // Every account of every link both ways; reads the whole journal. An error says why (a
+  // snapshot path that is itself inconsistent is an error naming the link).
+  virtual Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() = 0;
 };
 
 // The sequencer of docs/architecture.md §7. Commands run one at a time on the engine; their
@@ -110,6 +138,13 @@ class EngineHost {
     if (!wait_durable(lock, sequence_seen())) return std::nullopt;
     return answer;
   }
+
+  // Records every link's balances as the engine holds them now, between two commands: the
+  // snapshot joins the gathering batch, so it commits in the same transaction as the commands
+  // before it and includes exactly their transfers. Answers once that batch has committed, one
+  // record per link; nothing while the host cannot commit or when the batch was lost. Without
+  // durability the snapshot is only returned.
+  std::optional<std::vector<BalanceSnapshotRecord>> snapshot_balances(SnapshotReason reason);
 
   // Runs a command that a status watcher must hear about (an operator closing a link).
   template <typename Command>
@@ -185,6 +220,8 @@ class EngineHost {
     return answer;
   }
   void fail_and_recover(const std::string& reason);
+  // Adds a snapshot of every link's balances to the gathering batch; with mutex_ held.
+  std::vector<BalanceSnapshotRecord> gather_snapshot(SnapshotReason reason);
 
   std::mutex mutex_;
   std::unique_ptr<Engine> engine_;

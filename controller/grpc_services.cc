@@ -280,6 +280,17 @@ std::optional<std::int64_t> unix_us(const google::protobuf::Timestamp& time, boo
   return time.seconds() * 1'000'000 + time.nanos() / 1'000;
 }
 
+void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
+  std::int64_t seconds = unix_us / 1'000'000;
+  std::int64_t micros = unix_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --seconds;
+  }
+  out.set_seconds(seconds);
+  out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
+}
+
 class AdminServiceImpl final : public pb::AdminService::Service {
  public:
   AdminServiceImpl(EngineHost& host, ReconciliationSource* reports)
@@ -290,26 +301,85 @@ class AdminServiceImpl final : public pb::AdminService::Service {
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     std::vector<LinkId> links;
     for (const auto& id : request->link_ids()) links.emplace_back(id);
-    const auto report =
-        reports_->reconcile(links, unix_us(request->from_time(), request->has_from_time()),
-                            unix_us(request->to_time(), request->has_to_time()));
+    const auto from = unix_us(request->from_time(), request->has_from_time());
+    const auto to = unix_us(request->to_time(), request->has_to_time());
+    if (from && to && *from > *to) {
+      return Status(StatusCode::INVALID_ARGUMENT, "from_time is after to_time");
+    }
+    // Up to now: the end is a snapshot recorded for this report, so that every transfer
+    // committed before the request is in it.
+    if (!to && !host_.snapshot_balances(SnapshotReason::request)) {
+      return Status(StatusCode::UNAVAILABLE,
+                    "the controller cannot record the balances now (the report's end); retry");
+    }
+    const auto report = reports_->reconcile(links, from, to);
     if (!report) return to_status(report.error());
     *response->mutable_from_time() = request->from_time();
     *response->mutable_to_time() = request->to_time();
-    for (const auto& [link, level] : *report) {
-      auto* out = response->add_levels();
-      out->set_link_id(link.value());
-      out->set_level(level.level);
-      out->set_start_micros(level.start.micros());
-      out->set_contributions_micros(level.contributions.micros());
-      out->set_seeds_micros(level.seeds.micros());
-      out->set_overflow_in_micros(level.overflow_in.micros());
-      out->set_awards_micros(level.awards.micros());
-      out->set_overflow_out_micros(level.overflow_out.micros());
-      out->set_adjustments_micros(level.adjustments.micros());
-      out->set_end_micros(level.end.micros());
-      out->set_balanced(level.balanced);
+    for (const LinkReconciliation& link : *report) {
+      if (!link.end_observed) {
+        response->Clear();
+        return Status(StatusCode::FAILED_PRECONDITION,
+                      "no balance snapshot of link '" + link.link.value() +
+                          "' was taken at or before to_time: the end of the period cannot be "
+                          "observed; take one (TakeBalanceSnapshot) or choose a later to_time");
+      }
+      for (const LevelReconciliation& level : link.levels) {
+        auto* out = response->add_levels();
+        out->set_link_id(link.link.value());
+        out->set_level(level.level);
+        out->set_start_micros(level.start.micros());
+        out->set_contributions_micros(level.contributions.micros());
+        out->set_seeds_micros(level.seeds.micros());
+        out->set_overflow_in_micros(level.overflow_in.micros());
+        out->set_awards_micros(level.awards.micros());
+        out->set_overflow_out_micros(level.overflow_out.micros());
+        out->set_adjustments_micros(level.adjustments.micros());
+        out->set_end_micros(level.end.micros());
+        out->set_balanced(level.balanced);
+        out->set_difference_micros(level.difference.micros());
+        out->set_start_through_transfer_id(link.start_through_transfer);
+        if (link.start_taken_us)
+          set_time(*link.start_taken_us, *out->mutable_start_snapshot_time());
+        out->set_end_through_transfer_id(link.end_through_transfer);
+        set_time(link.end_taken_us, *out->mutable_end_snapshot_time());
+      }
     }
+    return Status::OK;
+  }
+
+  Status TakeBalanceSnapshot(ServerContext*, const pb::TakeBalanceSnapshotRequest*,
+                             pb::TakeBalanceSnapshotResponse* response) override {
+    if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    const auto taken = host_.snapshot_balances(SnapshotReason::request);
+    if (!taken) {
+      return Status(StatusCode::UNAVAILABLE,
+                    "the controller cannot record changes now: no snapshot taken; retry");
+    }
+    for (const BalanceSnapshotRecord& snapshot : *taken) {
+      auto* out = response->add_links();
+      out->set_link_id(snapshot.link.value());
+      out->set_through_transfer_id(snapshot.through.value());
+    }
+    return Status::OK;
+  }
+
+  Status AuditBalances(ServerContext*, const pb::AuditBalancesRequest*,
+                       pb::AuditBalancesResponse* response) override {
+    if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    const auto audit = reports_->audit_balances();
+    if (!audit) return to_status(audit.error());
+    bool consistent = true;
+    for (const AccountAuditLine& line : *audit) {
+      auto* out = response->add_accounts();
+      out->set_link_id(line.link.value());
+      out->set_account(std::string(to_string(line.account.kind)));
+      out->set_level(line.account.level);
+      out->set_from_snapshot_micros(line.from_snapshot.micros());
+      out->set_full_sum_micros(line.full_sum.micros());
+      consistent = consistent && line.from_snapshot == line.full_sum;
+    }
+    response->set_consistent(consistent);
     return Status::OK;
   }
 

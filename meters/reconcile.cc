@@ -104,7 +104,13 @@ LevelReconciliation reconcile_level(std::uint32_t level, Money start, Money end,
   report.unexplained = money(terms.unexplained);
   const Int128 expected = Int128{start.micros()} + terms.contributions + terms.seeds +
                           terms.overflow_in + terms.adjustments - terms.awards - terms.overflow_out;
-  report.balanced = terms.unexplained == 0 && expected == end.micros();
+  const Int128 difference = Int128{end.micros()} - expected;
+  if (!fits(difference)) {
+    report.overflowed = true;
+    return report;
+  }
+  report.difference = money(difference);
+  report.balanced = terms.unexplained == 0 && difference == 0;
   return report;
 }
 

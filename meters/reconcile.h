@@ -25,6 +25,10 @@ struct LevelReconciliation {
   // Movements of the level's money that fit no term (a transfer kind that should never touch a
   // meter or reserve that way). Non-zero means the books are wrong.
   Money unexplained;
+  // end - (start + contributions + seeds + overflow_in + adjustments - awards - overflow_out):
+  // what the observed end holds beyond what the transfers explain. A transfer that the journal
+  // lost shows here as its amount, a doubled one as minus its amount.
+  Money difference;
   bool balanced = false;
   bool overflowed = false;  // A term left the int64 range: the span cannot be reconciled.
 };

@@ -31,12 +31,13 @@ void Records::clear() {
   dynamic_pays.clear();
   hits.clear();
   link_statuses.clear();
+  balance_snapshots.clear();
 }
 
 bool Records::empty() const {
   return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
          payouts.empty() && answers.empty() && dynamic_pays.empty() && hits.empty() &&
-         link_statuses.empty();
+         link_statuses.empty() && balance_snapshots.empty();
 }
 
 std::string_view to_string(RoundPhase phase) {
@@ -95,6 +96,22 @@ std::string_view to_string(LinkStatus status) {
       return "closed";
     case LinkStatus::unavailable:
       return "unavailable";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(SnapshotReason reason) {
+  switch (reason) {
+    case SnapshotReason::start:
+      return "start";
+    case SnapshotReason::recovery:
+      return "recovery";
+    case SnapshotReason::stop:
+      return "stop";
+    case SnapshotReason::interval:
+      return "interval";
+    case SnapshotReason::request:
+      return "request";
   }
   return "unknown";
 }

@@ -211,11 +211,26 @@ struct LinkStatusRecord {
   std::string reason;
 };
 
+// Why the sequencer recorded a balance snapshot.
+enum class SnapshotReason : std::uint8_t { start, recovery, stop, interval, request };
+
+// Every account of one link as the sequencer held it between two commands: the independent
+// observation that the reconciliation report compares the transfers with, and where recovery
+// starts summing. Written in the same transaction as the commands before it, so it includes
+// exactly the link's transfers up to `through`.
+struct BalanceSnapshotRecord {
+  LinkId link;
+  TransferId through;  // The last transfer it includes; 0 before the first.
+  std::vector<std::pair<AccountRef, Money>> balances;
+  SnapshotReason reason = SnapshotReason::request;
+};
+
 // Names as the database and the logs use them: "open", "must_hit_by", "hidden_trigger", ...
 std::string_view to_string(RoundPhase phase);
 std::string_view to_string(AwardKind kind);
 std::string_view to_string(DrawKind kind);
 std::string_view to_string(LinkStatus status);
+std::string_view to_string(SnapshotReason reason);
 
 // The records of one command; the caller clears it between commands it persists separately.
 struct Records {
@@ -229,6 +244,7 @@ struct Records {
   std::vector<DynamicPayRecord> dynamic_pays;
   std::vector<MustHitByHitRecord> hits;
   std::vector<LinkStatusRecord> link_statuses;
+  std::vector<BalanceSnapshotRecord> balance_snapshots;
 
   void clear();
   bool empty() const;

@@ -190,14 +190,16 @@ void binary_element(std::string& out, ColumnType type, Timestamp value) {
 class BatchRows::Table {
  public:
   // `ordered`: rows get their identity values in command order (unnest's order is not
-  // promised to INSERT ... SELECT without an ORDER BY).
+  // promised to INSERT ... SELECT without an ORDER BY). `keep_existing`: a row whose key is
+  // already stored is skipped (ON CONFLICT DO NOTHING) instead of failing the batch.
   Table(std::string name, std::vector<std::pair<std::string, std::string>> columns, bool binary,
-        bool ordered = false)
+        bool ordered = false, bool keep_existing = false)
       : name_(std::move(name)),
         columns_(std::move(columns)),
         arrays_(columns_.size()),
         binary_(binary),
-        ordered_(ordered) {
+        ordered_(ordered),
+        keep_existing_(keep_existing) {
     for (const auto& column : columns_) types_.push_back(column_type(column.second));
   }
 
@@ -344,6 +346,7 @@ class BatchRows::Table {
     } else {
       sql += ")";
     }
+    if (keep_existing_) sql += " ON CONFLICT DO NOTHING";
   }
 
   std::string name_;
@@ -354,6 +357,7 @@ class BatchRows::Table {
   std::size_t rows_ = 0;
   bool binary_ = false;
   bool ordered_ = false;
+  bool keep_existing_ = false;
   static constexpr std::size_t kMaxColumns = 16;
 };
 
@@ -438,15 +442,26 @@ BatchRows::BatchRows(Format format) : format_(format) {
                          {"changed_by", "text"},
                          {"reason", "text"}},
                         /*ordered=*/true);
+  // A snapshot of a link at a transfer id already snapshotted (a start right after a stop, with
+  // nothing in between) is the same observation again: the stored one is kept. taken_at is the
+  // commit's time, as for transfers.
+  snapshots_ = add_table("balance_snapshots",
+                         {{"link_id", "text"},
+                          {"through_transfer_id", "bigint"},
+                          {"account_kind", "account_kind"},
+                          {"level", "integer"},
+                          {"balance_micros", "bigint"},
+                          {"reason", "text"}},
+                         /*ordered=*/false, /*keep_existing=*/true);
 }
 
 BatchRows::~BatchRows() = default;
 
 BatchRows::Table* BatchRows::add_table(std::string name,
                                        std::vector<std::pair<std::string, std::string>> columns,
-                                       bool ordered) {
+                                       bool ordered, bool keep_existing) {
   tables_.push_back(std::make_unique<Table>(std::move(name), std::move(columns),
-                                            format_ == Format::binary, ordered));
+                                            format_ == Format::binary, ordered, keep_existing));
   return tables_.back().get();
 }
 
@@ -524,6 +539,14 @@ void BatchRows::add(const Records& records) {
   for (const LinkStatusRecord& status : records.link_statuses) {
     statuses_->add(status.link.value(), std::string(to_string(status.status)),
                    Timestamp{status.time_us}, status.changed_by, status.reason);
+  }
+  for (const BalanceSnapshotRecord& snapshot : records.balance_snapshots) {
+    const std::string reason(to_string(snapshot.reason));
+    for (const auto& [account, balance] : snapshot.balances) {
+      snapshots_->add(snapshot.link.value(), static_cast<std::int64_t>(snapshot.through.value()),
+                      std::string(to_string(account.kind)),
+                      static_cast<std::int64_t>(account.level), balance.micros(), reason);
+    }
   }
 }
 

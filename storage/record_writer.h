@@ -67,7 +67,7 @@ class BatchRows {
  private:
   class Table;
   Table* add_table(std::string name, std::vector<std::pair<std::string, std::string>> columns,
-                   bool ordered = false);
+                   bool ordered = false, bool keep_existing = false);
   void add_payouts(const Records& records);
   // Bit t: tables_[t] has rows.
   std::uint32_t statement_tables() const;
@@ -85,6 +85,7 @@ class BatchRows {
   Table* dynamic_pays_ = nullptr;
   Table* hits_ = nullptr;
   Table* statuses_ = nullptr;
+  Table* snapshots_ = nullptr;
   std::size_t commands_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 #include <utility>
 #include <vector>
 
@@ -50,7 +51,24 @@ struct StoredState {
   std::uint64_t last_draw_id = 0;
 };
 
-// Reads everything in one repeatable-read snapshot of the database.
+// Reads everything in one repeatable-read snapshot of the database. Throws when the balances
+// cannot be trusted (see balances_from_snapshots).
 StoredState load_state(pqxx::connection& connection);
+
+// One link's balances as recovery computes them: its latest balance snapshot (migration 0013)
+// plus the transfers after it, read through the transfers' primary key, so the work grows with
+// what happened since the snapshot, not with the whole history.
+struct SnapshotBalances {
+  LinkId link;
+  TransferId snapshot_through;        // The snapshot's last transfer; 0 without a snapshot.
+  std::uint64_t transfers_after = 0;  // How many transfers were added to it.
+  std::vector<std::pair<AccountRef, Money>> balances;  // Every account in either, by kind, level.
+};
+
+// Every link's, in link id order. Checks what it can without reading the whole history, and
+// throws std::runtime_error naming the link when: a snapshot's balances do not sum to zero, or
+// the transfers after it are not numbered through + 1, through + 2, ... without a gap or a
+// repeat (a transfer lost or doubled after the snapshot).
+std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx);
 
 }  // namespace jackpot::storage

@@ -3,7 +3,11 @@
 //   jackpotd-admin [--target HOST:PORT] meters [LINK...]
 //   jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] [--to UNIX_SECONDS] [LINK...]
 //   jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON
+//   jackpotd-admin [--target HOST:PORT] snapshot
+//   jackpotd-admin [--target HOST:PORT] audit
 //
+// `report` exits 3 when a level does not balance, `audit` when the snapshot path and the full
+// re-sum of the transfers differ.
 // Amounts print as currency units with six decimals (micros), exactly as the ledger holds them.
 #include <grpcpp/grpcpp.h>
 
@@ -28,12 +32,22 @@ std::string money(std::int64_t micros) {
   return text;
 }
 
+// "1764547200.123456" for a time, as Unix seconds with microseconds.
+std::string seconds(const google::protobuf::Timestamp& time) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%lld.%06d", static_cast<long long>(time.seconds()),
+                time.nanos() / 1000);
+  return text;
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: jackpotd-admin [--target HOST:PORT] meters [LINK...]\n"
                "       jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] "
                "[--to UNIX_SECONDS] [LINK...]\n"
-               "       jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON\n");
+               "       jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON\n"
+               "       jackpotd-admin [--target HOST:PORT] snapshot\n"
+               "       jackpotd-admin [--target HOST:PORT] audit\n");
   return 2;
 }
 
@@ -76,17 +90,57 @@ int report(pb::AdminService::Stub& stub, std::vector<std::string> args) {
   }
   bool all_balanced = true;
   for (const auto& level : response.levels()) {
+    const std::string verdict =
+        level.balanced() ? "BALANCED" : "DOES NOT BALANCE by " + money(level.difference_micros());
     std::printf(
         "%s level %u: start %s + contributions %s + seeds %s + overflow in %s + "
-        "adjustments %s - awards %s - overflow out %s = end %s  %s\n",
+        "adjustments %s - awards %s - overflow out %s = end %s  %s  (transfers after %llu "
+        "through %llu; snapshots at %s and %s)\n",
         level.link_id().c_str(), level.level(), money(level.start_micros()).c_str(),
         money(level.contributions_micros()).c_str(), money(level.seeds_micros()).c_str(),
         money(level.overflow_in_micros()).c_str(), money(level.adjustments_micros()).c_str(),
         money(level.awards_micros()).c_str(), money(level.overflow_out_micros()).c_str(),
-        money(level.end_micros()).c_str(), level.balanced() ? "BALANCED" : "DOES NOT BALANCE");
+        money(level.end_micros()).c_str(), verdict.c_str(),
+        static_cast<unsigned long long>(level.start_through_transfer_id()),
+        static_cast<unsigned long long>(level.end_through_transfer_id()),
+        level.has_start_snapshot_time() ? seconds(level.start_snapshot_time()).c_str()
+                                        : "the beginning",
+        seconds(level.end_snapshot_time()).c_str());
     all_balanced = all_balanced && level.balanced();
   }
   return all_balanced ? 0 : 3;
+}
+
+int snapshot(pb::AdminService::Stub& stub) {
+  pb::TakeBalanceSnapshotResponse response;
+  grpc::ClientContext context;
+  if (auto status = stub.TakeBalanceSnapshot(&context, {}, &response); !status.ok()) {
+    return failed(status);
+  }
+  for (const auto& link : response.links()) {
+    std::printf("%s: balances through transfer %llu\n", link.link_id().c_str(),
+                static_cast<unsigned long long>(link.through_transfer_id()));
+  }
+  return 0;
+}
+
+int audit(pb::AdminService::Stub& stub) {
+  pb::AuditBalancesResponse response;
+  grpc::ClientContext context;
+  if (auto status = stub.AuditBalances(&context, {}, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf("%-16s %-16s %5s %20s %20s\n", "link", "account", "level", "from snapshot",
+              "full sum");
+  for (const auto& account : response.accounts()) {
+    const bool equal = account.from_snapshot_micros() == account.full_sum_micros();
+    std::printf("%-16s %-16s %5u %20s %20s%s\n", account.link_id().c_str(),
+                account.account().c_str(), account.level(),
+                money(account.from_snapshot_micros()).c_str(),
+                money(account.full_sum_micros()).c_str(), equal ? "" : "  DIFFERS");
+  }
+  std::printf("%s\n", response.consistent() ? "CONSISTENT" : "INCONSISTENT");
+  return response.consistent() ? 0 : 3;
 }
 
 int link_status(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
@@ -121,5 +175,7 @@ int main(int argc, char** argv) {
   if (command == "meters") return meters(*stub, args);
   if (command == "report") return report(*stub, args);
   if (command == "link") return link_status(*stub, args);
+  if (command == "snapshot" && args.empty()) return snapshot(*stub);
+  if (command == "audit" && args.empty()) return audit(*stub);
   return usage();
 }

@@ -3,6 +3,7 @@
 // and an operator closing the link.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,6 +119,19 @@ class TableServiceEndToEnd : public ::testing::Test {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     return ((*table_).*method)(&context, request, response);
+  }
+
+  // Runs jackpotd-admin against the daemon: its exit code and what it printed.
+  std::pair<int, std::string> admin(const std::string& command) {
+    FILE* pipe = popen(
+        (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " " + command).c_str(),
+        "r");
+    if (pipe == nullptr) return {-1, ""};
+    std::string printed;
+    char chunk[512];
+    while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
   }
 
   std::int64_t meter_micros() {
@@ -264,6 +278,79 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
   EXPECT_NE(printed.find("e2e-link level 1: start 0.000000 + contributions "), std::string::npos)
       << printed;
   EXPECT_NE(printed.find("BALANCED"), std::string::npos) << printed;
+  // Its end is a snapshot of the balances recorded for the report, through the last transfer.
+  EXPECT_EQ(level.difference_micros(), 0);
+  EXPECT_GT(level.end_through_transfer_id(), 0u);
+  EXPECT_EQ(level.start_through_transfer_id(), 0u);
+
+  // The full re-sum agrees with what recovery would read (the latest snapshot and after it).
+  const auto [audit_exit, audit_printed] = admin("audit");
+  EXPECT_EQ(audit_exit, 0) << audit_printed;
+  EXPECT_NE(audit_printed.find("CONSISTENT"), std::string::npos) << audit_printed;
+}
+
+TEST_F(TableServiceEndToEnd, ATransferLostBehindTheDaemonsBackShowsInTheReportAndTheAudit) {
+  for (std::uint64_t round = 1; round <= 3; ++round) {
+    pb::OpenRoundRequest open;
+    open.set_table_id("T1");
+    open.set_round_id(round);
+    pb::OpenRoundResponse opened;
+    ASSERT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+    pb::LockWagersRequest lock;
+    lock.set_table_id("T1");
+    lock.set_round_id(round);
+    auto* wager = lock.add_wagers();
+    wager->set_seat(1);
+    wager->set_link_id("e2e-link");
+    wager->set_amount_cents(200);
+    pb::LockWagersResponse locked;
+    ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &locked).ok());
+    // Seat 1 holds nothing: the round ends without an award.
+    pb::SettleRoundRequest settle;
+    settle.set_table_id("T1");
+    settle.set_round_id(round);
+    auto* hand = settle.add_seats();
+    hand->set_seat(1);
+    hand->mutable_cards()->add_cards("2c");
+    hand->mutable_cards()->add_cards("7d");
+    for (const char* card : {"3h", "9s", "Jd", "4c", "8h"}) settle.add_community_cards(card);
+    pb::SettleRoundResponse settled;
+    ASSERT_TRUE(call(&pb::TableService::Stub::SettleRound, settle, &settled).ok());
+  }
+  const auto [snapshot_exit, snapshot_printed] = admin("snapshot");
+  ASSERT_EQ(snapshot_exit, 0) << snapshot_printed;
+  EXPECT_NE(snapshot_printed.find("e2e-link: balances through transfer "), std::string::npos)
+      << snapshot_printed;
+  {
+    const auto [exit, printed] = admin("report");
+    EXPECT_EQ(exit, 0) << printed;
+  }
+  {
+    // Round 2's meter contribution (2 units x 15%) disappears from the journal.
+    auto db = database_.connect();
+    pqxx::work tx(*db);
+    tx.exec("ALTER TABLE transfers DISABLE TRIGGER transfers_append_only");
+    tx.exec(
+        "DELETE FROM transfers WHERE link_id = 'e2e-link' AND kind = 'contribution' AND "
+        "credit_kind = 'meter' AND round_key = (SELECT round_key FROM rounds WHERE "
+        "table_id = 'T1' AND round_id = 2)");
+    tx.commit();
+  }
+  const auto [exit, printed] = admin("report");
+  EXPECT_EQ(exit, 3) << printed;
+  EXPECT_NE(printed.find("e2e-link level 1: "), std::string::npos) << printed;
+  EXPECT_NE(printed.find("DOES NOT BALANCE by 0.300000"), std::string::npos) << printed;
+
+  grpc::ClientContext context;
+  pb::ReconciliationReport report;
+  ASSERT_TRUE(admin_->GetReconciliationReport(&context, {}, &report).ok());
+  ASSERT_EQ(report.levels_size(), 1);
+  EXPECT_FALSE(report.levels(0).balanced());
+  EXPECT_EQ(report.levels(0).difference_micros(), 300'000);
+
+  const auto [audit_exit, audit_printed] = admin("audit");
+  EXPECT_EQ(audit_exit, 3) << audit_printed;
+  EXPECT_NE(audit_printed.find("INCONSISTENT"), std::string::npos) << audit_printed;
 }
 
 TEST_F(TableServiceEndToEnd, RefusesBadRequestsWithTheRightStatus) {

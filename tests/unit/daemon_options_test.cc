@@ -62,6 +62,18 @@ TEST(DaemonOptions, AcceptsSpaceAndEqualsForms) {
   EXPECT_EQ(options.commit_timeout, std::chrono::milliseconds(2500));
 }
 
+TEST(DaemonOptions, SnapshotIntervalIsSecondsAndZeroTurnsItOff) {
+  EXPECT_EQ(parse_ok({"--db", "x=y"}).snapshot_interval, std::chrono::seconds(60));
+  EXPECT_EQ(parse_ok({"--db", "x=y", "--snapshot-interval-s", "0"}).snapshot_interval,
+            std::chrono::seconds(0));
+  EXPECT_EQ(parse_ok({"--db", "x=y", "--snapshot-interval-s=900"}).snapshot_interval,
+            std::chrono::seconds(900));
+  EXPECT_EQ(parse_error({"--db", "x=y", "--snapshot-interval-s", "-1"}),
+            "--snapshot-interval-s: expected seconds between 0 and 86400, got '-1'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--snapshot-interval-s", "86401"}),
+            "--snapshot-interval-s: expected seconds between 0 and 86400, got '86401'");
+}
+
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
   EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
 }
