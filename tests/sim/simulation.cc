@@ -429,7 +429,7 @@ SimLink random_link(Choices& choose, const std::string& id) {
   link.base_cents = choose.pick(std::vector<std::int64_t>{100, 100, 200, 500});
   SimLevel royal;
   // Small seeds too: #13 item 3's second form is a void refused on a small seed.
-  royal.seed_cents = choose.pick(std::vector<std::int64_t>{2000, 10000, 50000, 100000});
+  royal.seed_cents = choose.pick(std::vector<std::int64_t>{100, 2000, 10000, 50000, 100000});
   royal.meter_ppm = choose.between(5, 20) * 10000;
   royal.reserve_ppm = choose.pick(std::vector<std::int64_t>{0, 10000, 25000});
   if (choose.chance(300)) {
@@ -480,7 +480,7 @@ SimFloor edited(SimFloor floor, Choices& choose, std::string& what) {
   SimLink& link = floor.links[choose.below(floor.links.size())];
   switch (kind) {
     case 0:
-      link.levels[0].seed_cents = choose.pick(std::vector<std::int64_t>{2000, 10000, 50000});
+      link.levels[0].seed_cents = choose.pick(std::vector<std::int64_t>{100, 2000, 10000, 50000});
       link.levels[1].seed_cents = choose.between(2, 8) * 1000;
       what = link.id + ": seeds " + dollars(link.levels[0].seed_cents) + " and " +
              dollars(link.levels[1].seed_cents);
