@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -29,11 +30,11 @@ const Transfer* find_transfer(const std::vector<Records>& commands, const std::s
 storage::StoredState Journal::stored_state() const {
   storage::StoredState state;
   // SELECT link_id FROM links ORDER BY link_id
-  std::vector<LinkId> ids = links_;
+  std::vector<std::pair<LinkId, std::uint32_t>> ids = links_;
   std::sort(ids.begin(), ids.end(),
-            [](const LinkId& a, const LinkId& b) { return a.value() < b.value(); });
-  for (const LinkId& id : ids) {
-    storage::StoredLink link{id, {}, TransferId(1), {}, LinkStatus::open};
+            [](const auto& a, const auto& b) { return a.first.value() < b.first.value(); });
+  for (const auto& [id, levels] : ids) {
+    storage::StoredLink link{id, levels, {}, TransferId(1), {}, LinkStatus::open};
     // account_balances: the sum of every transfer per account that has moved.
     std::map<std::pair<int, std::uint32_t>, std::int64_t> sums;
     std::uint64_t max_id = 0;
@@ -133,6 +134,28 @@ storage::StoredState Journal::stored_state() const {
                                 std::make_pair(b.link.str(), b.transfer.id.value());
                        });
       round.contributions = std::move(contributions);
+      if (round.phase == RoundPhase::locked) {
+        // SELECT DISTINCT debit_level FROM transfers WHERE link_id = <link> AND transfer_id >
+        // <the round's first contribution on it> AND kind = 'award' AND debit_kind = 'meter'
+        // AND round_key IS DISTINCT FROM <key>: the levels another round's award paid since.
+        std::string link;
+        for (const TransferRecord& contribution : round.contributions) {
+          if (contribution.link.str() == link) continue;
+          link = contribution.link.str();
+          std::set<std::uint32_t> levels;
+          for (const Records& records : commands_) {
+            for (const TransferRecord& t : records.transfers) {
+              const Transfer& transfer = t.transfer;
+              if (t.link.str() == link && transfer.id.value() > contribution.transfer.id.value() &&
+                  transfer.kind == TransferKind::award &&
+                  transfer.debit.kind == AccountKind::meter && transfer.origin.round != key) {
+                levels.insert(transfer.debit.level);
+              }
+            }
+          }
+          for (const std::uint32_t level : levels) round.awarded_since.emplace_back(LinkId(link), level);
+        }
+      }
       std::stable_sort(round.hits.begin(), round.hits.end(), [](const auto& a, const auto& b) {
         return std::tie(a.link.value(), a.level) < std::tie(b.link.value(), b.level);
       });
@@ -184,7 +207,7 @@ std::vector<std::string> Journal::open_new_links(const storage::StoredState& sta
   Records opening;
   std::uint64_t draw_id = state.last_draw_id;
   const std::int64_t now = clock_.now_us();
-  std::vector<LinkId> added;
+  std::vector<std::pair<LinkId, std::uint32_t>> added;
   for (const LinkSettings& settings : config_.links) {
     const bool stored = std::any_of(state.links.begin(), state.links.end(), [&](const auto& link) {
       return link.id == settings.meters.id;
@@ -193,7 +216,8 @@ std::vector<std::string> Journal::open_new_links(const storage::StoredState& sta
     std::vector<Transfer> transfers;
     auto link = Link::open(settings.meters, random_, transfers);
     if (!link) return link.error();
-    added.push_back(settings.meters.id);
+    added.emplace_back(settings.meters.id,
+                       static_cast<std::uint32_t>(settings.meters.levels.size()));
     for (const Transfer& transfer : transfers) {
       opening.transfers.push_back({Name(settings.meters.id.value()), transfer});
     }
@@ -220,7 +244,9 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Journal::open(
     Records opening;
     auto engine = Engine::create(config_, paytables_, clock_, random_, opening);
     if (!engine) return engine.error();
-    for (const LinkSettings& link : config_.links) links_.push_back(link.meters.id);
+    for (const LinkSettings& link : config_.links) {
+      links_.emplace_back(link.meters.id, static_cast<std::uint32_t>(link.meters.levels.size()));
+    }
     commands_.push_back(std::move(opening));
     return engine;
   }

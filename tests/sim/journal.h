@@ -64,7 +64,7 @@ class Journal final : public Durability {
   RandomSource& random_;
   EngineConfig config_;  // The floor the host runs; recover() rebuilds on it.
   std::vector<Paytable> paytables_;
-  std::vector<LinkId> links_;  // The `links` table.
+  std::vector<std::pair<LinkId, std::uint32_t>> links_;  // The `links` table: id, levels.
   std::vector<Records> commands_;
   CommitFault armed_ = CommitFault::none;
   std::atomic<bool> crashed_ = false;
