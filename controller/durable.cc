@@ -149,13 +149,20 @@ storage::CommitConnection& PostgresDurability::committer() {
     // Only the session that commits may hold the floor's lock: a lock on a session of its own
     // could outlive this one's server process, or this one outlive it, and a second daemon
     // could then commit beside a session still committing.
-    const std::string locked =
-        fresh->exec("SELECT pg_try_advisory_lock(" + std::to_string(kFloorLockKey) + ")::text",
-                    answer_deadline());
-    if (locked != "true") {
-      throw FloorLocked("another jackpotd holds this database's floor lock (" +
-                        holder_of_the_lock() +
-                        "): two daemons must never write one floor; not serving while it does");
+    // A daemon killed in the middle of a commit leaves its server process holding the lock
+    // until that statement ends (within the commit timeout) and it finds its client gone; a
+    // restart waits that long before it takes the holder for a live daemon.
+    const auto give_up_at =
+        std::chrono::steady_clock::now() + options_.commit_timeout + std::chrono::seconds(1);
+    while (fresh->exec("SELECT pg_try_advisory_lock(" + std::to_string(kFloorLockKey) + ")::text",
+                       answer_deadline()) != "true") {
+      if (std::chrono::steady_clock::now() >= give_up_at ||
+          storage::DatabaseWaits::instance().aborted()) {
+        throw FloorLocked("another jackpotd holds this database's floor lock (" +
+                          holder_of_the_lock() +
+                          "): two daemons must never write one floor; not serving while it does");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     enum_oids_.clear();  // Looked up at the first commit, once the schema is there.
     backend_ = Backend{fresh->backend_pid(), started};

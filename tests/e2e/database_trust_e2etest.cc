@@ -266,7 +266,9 @@ TEST(DatabaseTrust, ASecondDaemonOnTheSameDatabaseRefusesToStartNamingTheHolder)
   ASSERT_TRUE(first.serving) << first.process->stderr_text();
   ASSERT_TRUE(open_and_void(*first.channel, 1).ok());
 
-  Started second = start(database.dsn(), floor, {});
+  // It waits the commit timeout (a killed daemon's last commit may still hold the lock) and
+  // then refuses.
+  Started second = start(database.dsn(), floor, {"--commit-timeout-ms", "1000"});
   EXPECT_FALSE(second.serving);
   EXPECT_EQ(second.process->wait_for_exit(20s), 1);
   const std::string log = second.process->stderr_text();
