@@ -1,15 +1,19 @@
 #include "controller/daemon.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/support/server_interceptor.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -78,6 +82,67 @@ std::optional<EngineConfig> read_floor(const std::string& file,
   return std::move(floor).value();
 }
 
+// Counts the calls the server holds, from their start to their end, so that a stop knows when
+// the last one has finished.
+class CallCounter : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo*) override {
+    return new Counted(calls_);
+  }
+  std::int64_t calls() const { return calls_.load(); }
+
+ private:
+  class Counted : public grpc::experimental::Interceptor {
+   public:
+    explicit Counted(std::atomic<std::int64_t>& calls) : calls_(calls) { ++calls_; }
+    ~Counted() override { --calls_; }
+    Counted(const Counted&) = delete;
+    Counted& operator=(const Counted&) = delete;
+    void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+      methods->Proceed();
+    }
+
+   private:
+    std::atomic<std::int64_t>& calls_;
+  };
+  std::atomic<std::int64_t> calls_{0};
+};
+
+// The deadlines of a stop. At `abandon` every database wait still in progress is given up
+// (DatabaseWaits::abort_all): a commit or a recovery that PostgreSQL does not answer cannot hold
+// the stop. At `give_up`, should anything still hold it, the process exits on its own.
+class StopDeadlines {
+ public:
+  StopDeadlines(std::chrono::steady_clock::time_point abandon,
+                std::chrono::steady_clock::time_point give_up)
+      : thread_([this, abandon, give_up] {
+          std::unique_lock lock(mutex_);
+          if (done_changed_.wait_until(lock, abandon, [&] { return done_; })) return;
+          log_line("PostgreSQL has not answered within the shutdown grace; abandoning its waits");
+          storage::DatabaseWaits::instance().abort_all();
+          if (done_changed_.wait_until(lock, give_up, [&] { return done_; })) return;
+          log_line("the stop did not complete within the shutdown grace; exiting now");
+          std::_Exit(kExitStopForced);
+        }) {}
+  ~StopDeadlines() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_changed_.notify_all();
+    thread_.join();
+  }
+  StopDeadlines(const StopDeadlines&) = delete;
+  StopDeadlines& operator=(const StopDeadlines&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_changed_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 int wait_for_signal(const sigset_t& signals) {
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0) {
@@ -111,9 +176,31 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     log_line("no --floor given: serving health and metrics only");
   }
 
+  const storage::SessionLimits limits{options.query_timeout, options.commit_timeout};
+  const auto query_deadline = 2 * options.query_timeout;
+  std::unique_ptr<PostgresDurability> durability;
+  if (floor) {
+    // The floor's lock first, before this daemon writes anything: a second daemon on the same
+    // database stops here, naming the one that holds it.
+    durability = std::make_unique<PostgresDurability>(
+        options.database_dsn, *floor, *paytables, clock, random,
+        DurabilityOptions{options.commit_timeout, options.query_timeout, options.state_file,
+                          options.accept_database_batch, principal});
+    try {
+      durability->claim();
+    } catch (const std::exception& error) {
+      log_line(std::string(error.what()) + "; not starting");
+      return kExitStartupFailed;
+    }
+    if (options.state_file.empty()) {
+      log_line("no --state-file: a restart cannot tell a database that lost acknowledged batches");
+    }
+  }
+
   std::unique_ptr<pqxx::connection> db;
   try {
-    db = storage::connect(options.database_dsn);
+    db = storage::connect(options.database_dsn, limits, "jackpotd");
+    auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
     const auto report = storage::apply_migrations(*db);
     metrics.set_schema_version(report.schema_version);
     log_line("database schema at version " + std::to_string(report.schema_version) + " (" +
@@ -130,6 +217,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   std::string floor_version = "none";
   if (floor) {
     try {
+      auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
       floor_version = std::to_string(storage::record_floor_version(*db, floor_text));
     } catch (const std::exception& error) {
       log_line(std::string("cannot record the floor configuration: ") + error.what() +
@@ -138,11 +226,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     }
   }
 
-  std::unique_ptr<PostgresDurability> durability;
   std::unique_ptr<EngineHost> host;
   if (floor) {
-    durability = std::make_unique<PostgresDurability>(options.database_dsn, *floor, *paytables,
-                                                      clock, random, options.commit_timeout);
     auto engine = durability->open();
     if (!engine) {
       for (const std::string& problem : engine.error()) log_line(problem);
@@ -180,6 +265,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
   // tables between two sequencers, so a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
+  counters.push_back(std::make_unique<CallCounter>());
+  const auto* calls = static_cast<const CallCounter*>(counters.back().get());
+  builder.experimental().SetInterceptorCreators(std::move(counters));
   std::vector<std::unique_ptr<grpc::Service>> services;
   if (host) {
     services.push_back(make_table_service(*host));
@@ -197,6 +286,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 
   try {
+    auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
     storage::append_audit_event(
         *db, principal, "daemon.start",
         {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}, {"floor_version", floor_version}});
@@ -230,8 +320,12 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
           host->snapshot_balances(SnapshotReason::interval);
         }
         // Load balancers and monitors hear of a fail-stop through health: NOT_SERVING while
-        // the database cannot commit, SERVING again once the state is rebuilt.
-        server->GetHealthCheckService()->SetServingStatus(!host->failed());
+        // the database cannot commit, SERVING again once the state is rebuilt; a stop's
+        // NOT_SERVING stays.
+        const bool serving = !host->failed();
+        lock.lock();
+        if (!stopping) server->GetHealthCheckService()->SetServingStatus(serving);
+        lock.unlock();
         // While the database is down the gauges keep their last durable values.
         if (const auto state = host->read_durable([](const Engine& engine) {
               return std::pair{engine.meters(), engine.pending_payouts().size()};
@@ -244,30 +338,64 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   const int signal_number = wait_for_signal(signals);
-  if (poller.joinable()) {
-    {
-      std::lock_guard lock(poll_mutex);
-      stopping = true;
-    }
-    poll_stop.notify_all();
-    poller.join();
-  }
+  // The stop completes within the grace whatever PostgreSQL does: calls in flight get the grace
+  // less a reserve for the stop's audit record; then every database wait still in progress is
+  // abandoned, and should anything hold the stop two seconds past the grace, the process exits.
+  const auto stop_began = std::chrono::steady_clock::now();
+  const auto stop_by = stop_began + options.shutdown_grace;
+  const auto reserve =
+      std::min<std::chrono::milliseconds>(options.shutdown_grace / 4, std::chrono::seconds(1));
+  const StopDeadlines deadlines(stop_by - reserve, stop_by + std::chrono::seconds(2));
   const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
   log_line("received " + signal_name + ", stopping");
-  server->GetHealthCheckService()->SetServingStatus(false);
+  {
+    std::lock_guard lock(poll_mutex);
+    stopping = true;
+    server->GetHealthCheckService()->SetServingStatus(false);
+  }
+  poll_stop.notify_all();
   if (host) host->stop_watches();
-  server->Shutdown(std::chrono::system_clock::now() + options.shutdown_grace);
+  // gRPC's graceful shutdown ends only when every client has closed its connection, and a client
+  // that holds an idle one keeps it open: the stop would wait the whole grace for nothing. Once
+  // no call is left, the server's connections are closed from here (at once if none is running).
+  std::atomic<bool> shut_down{false};
+  std::thread closer([&] {
+    while (!shut_down.load() && std::chrono::steady_clock::now() < stop_by - reserve) {
+      if (calls->calls() == 0) grpc_server_cancel_all_calls(server->c_server());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  server->Shutdown(std::chrono::system_clock::now() +
+                   std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                       stop_by - reserve - std::chrono::steady_clock::now()));
   server->Wait();
+  shut_down = true;
+  closer.join();
   if (host) host->stop();  // Writes what the last calls gathered.
+  if (poller.joinable()) poller.join();
+  // The stop's audit record gets what is left of the grace (at least a quarter of a second), and
+  // is the one wait a stop does not abandon early; nothing after it waits for the database.
   try {
-    // The start's connection may have broken during an outage since; a fresh one records it.
-    if (!db->is_open()) db = storage::connect(options.database_dsn);
+    const auto left =
+        std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                stop_by - std::chrono::steady_clock::now()),
+                                            std::chrono::milliseconds(250));
+    // The start's connection may have broken during an outage since; a fresh one records it,
+    // unless the database has already let the stop down.
+    if (!db->is_open()) {
+      if (storage::DatabaseWaits::instance().aborted()) {
+        throw std::runtime_error("PostgreSQL did not answer within the shutdown grace");
+      }
+      db = storage::connect(options.database_dsn, limits, "jackpotd");
+    }
+    auto guard = storage::DatabaseWaits::instance().guard(*db, left, /*abortable=*/false);
     storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail: ") + error.what());
   }
-  log_line("stopped");
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - stop_began);
+  log_line("stopped in " + std::to_string(took.count()) + " ms");
   return kExitOk;
 }
-
 }  // namespace jackpot

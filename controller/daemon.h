@@ -11,6 +11,9 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitStartupFailed = 1,  // Database unreachable, migration failed, address in use, ...
   kExitUsage = 2,          // Bad flags or config file.
+  // A stop that something (a database wait) held two seconds past the shutdown grace: the
+  // process left without it. Everything acknowledged was durable before it was answered.
+  kExitStopForced = 3,
 };
 
 // Runs the daemon until SIGTERM or SIGINT: connects to PostgreSQL and applies the migrations,

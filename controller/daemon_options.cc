@@ -80,6 +80,27 @@ SetResult set_snapshot_interval(DaemonOptions& options, const std::string& value
   return std::nullopt;
 }
 
+SetResult set_query_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.query_timeout, 100, value);
+}
+
+SetResult set_state_file(DaemonOptions& options, const std::string& value) {
+  if (value.empty()) return std::string("expected a file name, got nothing");
+  options.state_file = value;
+  return std::nullopt;
+}
+
+SetResult set_accept_database_batch(DaemonOptions& options, const std::string& value) {
+  std::uint64_t batch = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), batch);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+    return "expected a batch number (the database's last, as the refusal names it), got '" + value +
+           "'";
+  }
+  options.accept_database_batch = batch;
+  return std::nullopt;
+}
+
 struct Option {
   std::string_view name;
   std::string_view value_name;
@@ -105,6 +126,18 @@ constexpr Option kOptions[] = {
      "how often to record every link's balances, for reports and a quick\n"
      "recovery; 0: only at start, stop and on request (default 60)",
      set_snapshot_interval},
+    {"query-timeout-ms", "N",
+     "how long a statement of recovery or of a report may run, and its\n"
+     "answer take twice that (default 60000)",
+     set_query_timeout},
+    {"state-file", "FILE",
+     "where to keep the last commit mark seen, so that a restart refuses a\n"
+     "database that lost acknowledged batches (default: none)",
+     set_state_file},
+    {"accept-database-batch", "N",
+     "start on a database behind the state file whose last batch is N:\n"
+     "a deliberate restore from backup, recorded in the audit trail",
+     set_accept_database_batch},
 };
 
 const Option* find_option(std::string_view name) {

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,6 +22,14 @@ struct DaemonOptions {
   // reconciliation report, and where recovery starts summing); 0: only at start, recovery, stop
   // and on request.
   std::chrono::seconds snapshot_interval{60};
+  // How long a statement of recovery or of a report may run (statement_timeout); the daemon
+  // gives up on its answer after twice that.
+  std::chrono::milliseconds query_timeout{60000};
+  // Where the daemon keeps the last commit mark it saw, outside the database; empty: none.
+  std::string state_file;
+  // Accept, at start, a database behind the state file whose last batch is exactly this one: a
+  // deliberate restore from backup, recorded in the audit trail.
+  std::optional<std::uint64_t> accept_database_batch;
   std::string floor_file;  // Links and tables (Protobuf text format); none: no TableService.
   bool show_help = false;
   bool show_version = false;
@@ -31,10 +41,11 @@ struct OptionsError {
 };
 
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
-// [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N] [--help]
-// [--version]`. Flags accept `--name value` and `--name=value`. The config file holds
-// `name = value` lines with the flags' names (without dashes), `#` comments and blank lines;
-// flags given on the command line override it.
+// [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N]
+// [--query-timeout-ms N] [--state-file FILE] [--accept-database-batch N] [--help] [--version]`.
+// Flags accept `--name value` and `--name=value`. The config file holds `name = value` lines
+// with the flags' names (without dashes), `#` comments and blank lines; flags given on the
+// command line override it.
 std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     const std::vector<std::string>& args);
 

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <thread>
 
 #include "controller/floor_loader.h"
 #include "controller/recovery.h"
+#include "storage/audit.h"
 #include "storage/connection.h"
 #include "storage/record_writer.h"
 #include "storage/reports.h"
@@ -15,18 +17,56 @@
 
 namespace jackpot {
 
+namespace {
+
+std::uint64_t u64_of(const pqxx::field& field) {
+  return static_cast<std::uint64_t>(field.as<std::int64_t>());
+}
+
+// The batch statement with the batch's commit mark as one more insert, so that the mark is in
+// the database exactly when the batch is. `parameter` is the mark's parameter number.
+std::string with_commit_mark(const std::string& sql, std::size_t parameter) {
+  const std::string mark = "jackpot_mark AS (INSERT INTO commit_marks (batch) VALUES ($" +
+                           std::to_string(parameter) + "::bigint))";
+  if (sql.rfind("WITH ", 0) == 0) return "WITH " + mark + ", " + sql.substr(5);
+  if (sql.rfind("INSERT ", 0) == 0) return "WITH " + mark + " " + sql;
+  throw std::logic_error("a batch statement that is neither WITH nor INSERT");
+}
+
+}  // namespace
+
 PostgresDurability::PostgresDurability(std::string dsn, EngineConfig config,
                                        std::vector<Paytable> paytables, Clock& clock,
-                                       RandomSource& random,
-                                       std::chrono::milliseconds commit_timeout)
+                                       RandomSource& random, DurabilityOptions options)
     : dsn_(std::move(dsn)),
-      commit_timeout_(commit_timeout),
+      options_(std::move(options)),
+      limits_{options_.query_timeout, options_.commit_timeout},
       config_(std::move(config)),
       paytables_(std::move(paytables)),
       clock_(clock),
       random_(random),
       staging_(std::make_unique<storage::BatchRows>(storage::BatchRows::Format::binary)),
-      sealed_(std::make_unique<storage::BatchRows>(storage::BatchRows::Format::binary)) {}
+      sealed_(std::make_unique<storage::BatchRows>(storage::BatchRows::Format::binary)) {
+  if (!options_.state_file.empty()) {
+    state_file_ = std::make_unique<StateFileWriter>(options_.state_file);
+  }
+}
+
+PostgresDurability::~PostgresDurability() = default;
+
+void PostgresDurability::claim() {
+  if (!options_.state_file.empty()) {
+    auto stored = read_state_file(options_.state_file);
+    if (const auto* error = std::get_if<std::string>(&stored)) throw std::runtime_error(*error);
+    mark_ = std::get<std::optional<CommitMark>>(stored);
+  }
+  committer();
+}
+
+void PostgresDurability::noted(std::uint64_t batch) {
+  mark_->batch = batch;
+  if (state_file_) state_file_->note(*mark_);
+}
 
 void PostgresDurability::stage(const Records& records) {
   if (!staging_error_.empty()) return;
@@ -52,7 +92,7 @@ void PostgresDurability::discard() {
 
 pqxx::connection& PostgresDurability::connection() {
   if (!connection_ || !connection_->is_open()) {
-    connection_ = storage::connect(dsn_);
+    connection_ = storage::connect(dsn_, limits_, "jackpotd-recovery");
     // The opening writes, too: an answer means its commit is on disk, whatever the server's
     // default says.
     pqxx::nontransaction(*connection_, "durable_session").exec("SET synchronous_commit TO on");
@@ -64,7 +104,36 @@ pqxx::connection& PostgresDurability::connection() {
 // statement timeout, so that the server reports what it can (a lock wait, a failed statement)
 // and the daemon's own deadline catches a server process that stopped answering.
 std::chrono::milliseconds PostgresDurability::answer_deadline() const {
-  return 2 * commit_timeout_;
+  return 2 * options_.commit_timeout;
+}
+
+// How long the daemon waits for recovery's or a report's answers: twice the statement timeout
+// the server enforces, for a server process that stopped answering.
+std::chrono::milliseconds PostgresDurability::query_deadline() const {
+  return 2 * options_.query_timeout;
+}
+
+// Who holds the floor's lock, for the refusal's message.
+std::string PostgresDurability::holder_of_the_lock() {
+  try {
+    auto db = storage::connect(dsn_, limits_, "jackpotd-lock-check");
+    auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline());
+    pqxx::nontransaction tx(*db, "lock_holder");
+    const auto rows = tx.exec_params(
+        "SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.client_addr::text, 'local'), "
+        "coalesce(a.backend_start::text, '?') FROM pg_locks l LEFT JOIN pg_stat_activity a "
+        "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.database = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "AND l.classid::bigint = ($1::bigint >> 32) AND l.objid::bigint = ($1::bigint & "
+        "4294967295) AND l.objsubid = 1",
+        kFloorLockKey);
+    if (rows.empty()) return "a session that has just ended";
+    return "server process " + rows[0][0].as<std::string>() + ", application_name '" +
+           rows[0][1].as<std::string>() + "', client " + rows[0][2].as<std::string>() +
+           ", connected since " + rows[0][3].as<std::string>();
+  } catch (const std::exception& error) {
+    return std::string("a session this daemon could not look up: ") + error.what();
+  }
 }
 
 storage::CommitConnection& PostgresDurability::committer() {
@@ -74,16 +143,29 @@ storage::CommitConnection& PostgresDurability::committer() {
     // The connection only ever commits batches: the statement timeout binds every statement.
     const std::string started = fresh->exec(
         "SET synchronous_commit TO on;\nSET statement_timeout = " +
-            std::to_string(commit_timeout_.count()) +
+            std::to_string(options_.commit_timeout.count()) +
+            ";\nSET lock_timeout = " + std::to_string(options_.commit_timeout.count()) +
             ";\nSELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid();",
         answer_deadline());
-    // The binary arrays name their element types; the server chose the enums' OIDs.
-    enum_oids_.clear();
-    for (const char* type : {"account_kind", "transfer_kind"}) {
-      const std::string oid =
-          fresh->exec(std::string("SELECT '") + type + "'::regtype::oid::text", answer_deadline());
-      enum_oids_.emplace(type, static_cast<std::uint32_t>(std::stoul(oid)));
+    // Only the session that commits may hold the floor's lock: a lock on a session of its own
+    // could outlive this one's server process, or this one outlive it, and a second daemon
+    // could then commit beside a session still committing.
+    // A daemon killed in the middle of a commit leaves its server process holding the lock
+    // until that statement ends (within the commit timeout) and it finds its client gone; a
+    // restart waits that long before it takes the holder for a live daemon.
+    const auto give_up_at =
+        std::chrono::steady_clock::now() + options_.commit_timeout + std::chrono::seconds(1);
+    while (fresh->exec("SELECT pg_try_advisory_lock(" + std::to_string(kFloorLockKey) + ")::text",
+                       answer_deadline()) != "true") {
+      if (std::chrono::steady_clock::now() >= give_up_at ||
+          storage::DatabaseWaits::instance().aborted()) {
+        throw FloorLocked("another jackpotd holds this database's floor lock (" +
+                          holder_of_the_lock() +
+                          "): two daemons must never write one floor; not serving while it does");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    enum_oids_.clear();  // Looked up at the first commit, once the schema is there.
     backend_ = Backend{fresh->backend_pid(), started};
     committer_ = std::move(fresh);
   }
@@ -111,6 +193,9 @@ void PostgresDurability::end_orphan() {
             "backend_start::text = $2",
             orphan_->pid, orphan_->started);
     for (int waited = 0; alive(); ++waited) {
+      if (storage::DatabaseWaits::instance().aborted()) {
+        throw std::runtime_error("the daemon is stopping");
+      }
       if (waited >= 200) {  // 10 s; recovery tries again.
         throw std::runtime_error("the server process of the failed commit (pid " +
                                  std::to_string(orphan_->pid) + ") has not ended yet");
@@ -121,7 +206,56 @@ void PostgresDurability::end_orphan() {
   orphan_.reset();
 }
 
+// The database's commit mark against the last one this daemon saw committed: a database behind
+// it (a standby promoted without the last transactions, an older backup) would serve a state
+// without rounds and payouts the daemon already answered.
+std::vector<std::string> PostgresDurability::check_mark() {
+  CommitMark database;
+  {
+    pqxx::nontransaction tx(connection(), "commit_mark");
+    const auto row = tx.exec1(
+        "SELECT (SELECT journal_id::text FROM journal_identity), "
+        "(SELECT coalesce(max(batch), 0) FROM commit_marks)");
+    database = {row[0].as<std::string>(), u64_of(row[1])};
+  }
+  const bool at_start = !started_;
+  const std::string where =
+      at_start ? (options_.state_file.empty() ? std::string("this daemon")
+                                              : "the state file " + options_.state_file)
+               : std::string("this daemon");
+  const MarkJudgement judgement = judge_database(
+      mark_, database, at_start ? options_.accept_database_batch : std::nullopt, where);
+  if (!judgement.serving()) return {judgement.message};
+  if (judgement.verdict == MarkVerdict::serve_restored) {
+    std::fprintf(stderr, "jackpotd: %s\n", judgement.message.c_str());
+    std::fflush(stderr);
+    storage::append_audit_event(connection(), options_.principal, "daemon.restore_accepted",
+                                {{"database_journal", database.journal},
+                                 {"database_batch", std::to_string(database.batch)},
+                                 {"known_journal", mark_->journal},
+                                 {"known_batch", std::to_string(mark_->batch)},
+                                 {"state_file", options_.state_file}});
+  } else if (at_start && options_.accept_database_batch) {
+    std::fprintf(stderr,
+                 "jackpotd: --accept-database-batch %llu ignored: the database is not behind\n",
+                 static_cast<unsigned long long>(*options_.accept_database_batch));
+  }
+  started_ = true;
+  mark_ = database;
+  if (state_file_) {
+    state_file_->note(*mark_);
+    state_file_->flush();
+  }
+  return {};
+}
+
+void PostgresDurability::write_mark(pqxx::work& tx) {
+  tx.exec_params("INSERT INTO commit_marks (batch) VALUES ($1)",
+                 static_cast<std::int64_t>(mark_->batch + 1));
+}
+
 Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::rebuild() {
+  if (auto problems = check_mark(); !problems.empty()) return problems;
   const storage::StoredState state = storage::load_state(connection());
   if (is_empty(state)) {
     Records opening;
@@ -135,7 +269,9 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::re
     }
     storage::write_links(tx, links);
     storage::write_records(tx, opening);
+    write_mark(tx);
     tx.commit();
+    noted(mark_->batch + 1);
     return engine;
   }
   if (auto problems = live_rounds_against_last_floor(state); !problems.empty()) return problems;
@@ -209,17 +345,26 @@ std::vector<std::string> PostgresDurability::open_new_links(const storage::Store
   pqxx::work tx(connection(), "open_new_links");
   storage::write_links(tx, rows);
   storage::write_records(tx, opening);
+  write_mark(tx);
   tx.commit();
   opened = true;
+  noted(mark_->batch + 1);
   return {};
 }
 
 Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::open() {
+  std::optional<storage::DatabaseWaits::Guard> guard;
   try {
-    return rebuild();
+    // The commit session holds the floor's lock before anything is read or written.
+    committer();
+    guard.emplace(storage::DatabaseWaits::instance().guard(connection(), query_deadline()));
+    auto rebuilt = rebuild();
+    if (!rebuilt) connection_.reset();
+    return rebuilt;
   } catch (const std::exception& error) {
     connection_.reset();
-    return std::vector<std::string>{std::string("cannot read the engine state: ") + error.what()};
+    const std::string why = guard && guard->fired() ? guard->reason() : error.what();
+    return std::vector<std::string>{std::string("cannot read the engine state: ") + why};
   }
 }
 
@@ -236,20 +381,39 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
     }
     if (!sealed_->has_rows()) return true;  // Nothing to write (no statement has no tables).
     storage::CommitConnection& connection = committer();
-    const storage::BinaryParameters parameters =
-        sealed_->finish_binary([this](const std::string& type) {
-          const auto found = enum_oids_.find(type);
-          if (found == enum_oids_.end()) throw std::logic_error("no OID for type " + type);
-          return found->second;
-        });
+    if (enum_oids_.empty()) {
+      // The binary arrays name their element types; the server chose the enums' OIDs.
+      for (const char* type : {"account_kind", "transfer_kind"}) {
+        const std::string oid = connection.exec(
+            std::string("SELECT '") + type + "'::regtype::oid::text", answer_deadline());
+        enum_oids_.emplace(type, static_cast<std::uint32_t>(std::stoul(oid)));
+      }
+    }
+    storage::BinaryParameters parameters = sealed_->finish_binary([this](const std::string& type) {
+      const auto found = enum_oids_.find(type);
+      if (found == enum_oids_.end()) throw std::logic_error("no OID for type " + type);
+      return found->second;
+    });
+    // The batch carries the next commit mark: one more row in the same statement.
+    const std::uint64_t number = mark_->batch + 1;
+    for (int byte = 0; byte < 8; ++byte) {
+      batch_parameter_[static_cast<std::size_t>(byte)] =
+          static_cast<char>((number >> (8 * (7 - byte))) & 0xff);
+    }
+    parameters.values.push_back(batch_parameter_.data());
+    parameters.lengths.push_back(8);
+    parameters.formats.push_back(1);
     // One round trip and one statement, committed when it succeeds and rolled back whole when
     // any of its inserts or checks fails.
-    const std::string statement = sealed_->statement_name();
+    const std::string statement = sealed_->statement_name() + "_marked";
     if (!connection.prepared(statement)) {
-      connection.prepare(statement, sealed_->statement_sql(), answer_deadline());
+      connection.prepare(statement,
+                         with_commit_mark(sealed_->statement_sql(), parameters.values.size()),
+                         answer_deadline());
     }
     connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
                              answer_deadline());
+    noted(number);
     return true;
   } catch (const std::exception& failure) {
     error = failure.what();
@@ -269,8 +433,10 @@ Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::recon
                                    [&](const LinkSettings& link) { return link.meters.id == id; });
     if (!known) return EngineFailure{EngineError::unknown_link, "no link '" + id.value() + "'"};
   }
+  std::optional<storage::DatabaseWaits::Guard> guard;
   try {
-    auto connection = storage::connect(dsn_);
+    auto connection = storage::connect(dsn_, limits_, "jackpotd-report");
+    guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
     for (const LinkSettings& link : config_.links) {
       if (!links.empty() && std::find(links.begin(), links.end(), link.meters.id) == links.end()) {
         continue;
@@ -293,7 +459,8 @@ Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::recon
     }
   } catch (const std::exception& error) {
     return EngineFailure{EngineError::link_unavailable,
-                         std::string("cannot read the ledger: ") + error.what()};
+                         std::string("cannot read the ledger: ") +
+                             (guard && guard->fired() ? guard->reason() : error.what())};
   }
   return report;
 }
@@ -317,13 +484,16 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
 }
 
 std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {
+  std::optional<storage::DatabaseWaits::Guard> guard;
   try {
+    guard.emplace(storage::DatabaseWaits::instance().guard(connection(), query_deadline()));
     end_orphan();
   } catch (const std::exception& failure) {
-    error = failure.what();
+    error = guard && guard->fired() ? guard->reason() : failure.what();
     connection_.reset();
     return nullptr;
   }
+  guard.reset();
   auto engine = open();
   if (engine) return std::move(engine).value();
   error = engine.error().front();

@@ -229,7 +229,9 @@ void EngineHost::fail_and_recover(const std::string& reason) {
       std::fprintf(stderr, "jackpotd: recovery failed (%s); retrying\n", error.c_str());
       last_error = error;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Half a second between tries, unless the daemon stops meanwhile.
+    std::unique_lock lock(mutex_);
+    if (work_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_; })) return;
   }
 }
 

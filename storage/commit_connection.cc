@@ -3,8 +3,11 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <string_view>
+#include <thread>
 
 #include "storage/connection.h"
 
@@ -37,14 +40,78 @@ std::string commit_dsn(const std::string& dsn) {
   return named ? timed : timed + " application_name=jackpotd-commit";
 }
 
+// The connect_timeout the DSN sets (libpq ignores it for a connection made step by step), else
+// with_network_timeouts()'s.
+std::chrono::milliseconds connect_deadline(const std::string& timed_dsn) {
+  std::chrono::milliseconds deadline{10000};
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(timed_dsn.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return deadline;
+  }
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val != nullptr && std::string_view(option->keyword) == "connect_timeout") {
+      try {
+        // As libpq reads it: whole seconds, at least 2.
+        deadline = std::chrono::seconds(std::max(2, std::stoi(option->val)));
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  PQconninfoFree(options);
+  return deadline;
+}
+
+// Asks the server to cancel what `conn` runs, without waiting for it here: libpq 15's PQcancel
+// connects to the server and waits for it to answer with no timeout, which a stopped postmaster
+// or a dropped network would make for ever. It runs on a thread of its own, at most one at a
+// time (a cancel that still hangs makes the next one pointless); the orphaned server process is
+// ended by recovery in any case (PostgresDurability::end_orphan).
+void cancel_in_background(PGconn* conn) {
+  static std::atomic<bool> cancelling{false};
+  if (cancelling.exchange(true)) return;
+  PGcancel* cancel = PQgetCancel(conn);
+  if (cancel == nullptr) {
+    cancelling = false;
+    return;
+  }
+  std::thread([cancel] {
+    char ignored[256];
+    PQcancel(cancel, ignored, sizeof ignored);
+    PQfreeCancel(cancel);
+    cancelling = false;
+  }).detach();
+}
+
 }  // namespace
 
 CommitConnection::CommitConnection(const std::string& dsn) {
-  conn_ = PQconnectdb(commit_dsn(dsn).c_str());
-  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
-    const std::string reason = conn_ == nullptr ? "out of memory" : libpq_message(conn_);
+  const std::string timed = commit_dsn(dsn);
+  const auto until = std::chrono::steady_clock::now() + connect_deadline(timed);
+  const int abort = DatabaseWaits::instance().abort_descriptor();
+  conn_ = PQconnectStart(timed.c_str());
+  const auto fail = [&](const std::string& reason) {
     close();
     throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) + "): " + reason);
+  };
+  if (conn_ == nullptr) fail("out of memory");
+  // Step by step, so that the wait has the deadline and ends when the daemon stops.
+  for (PostgresPollingStatusType polling = PGRES_POLLING_WRITING;;) {
+    if (PQstatus(conn_) == CONNECTION_BAD) fail(libpq_message(conn_));
+    if (polling == PGRES_POLLING_OK) break;
+    if (polling == PGRES_POLLING_FAILED) fail(libpq_message(conn_));
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          until - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) fail("no answer within the connect timeout");
+    pollfd waits[2] = {{PQsocket(conn_),
+                        static_cast<short>(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0},
+                       {abort, POLLIN, 0}};
+    const int ready = ::poll(waits, 2, static_cast<int>(left));
+    if (ready < 0 && errno != EINTR) fail("cannot wait for the server");
+    if (waits[1].revents & POLLIN) fail("the daemon is stopping");
+    if (ready > 0) polling = PQconnectPoll(conn_);
   }
   // Sending never blocks either: a batch larger than the socket's buffer, to a server process
   // that stopped reading, must not hold the committer past its deadline.
@@ -68,6 +135,14 @@ void CommitConnection::broken(const std::string& what) {
   const std::string reason = what + ": " + libpq_message(conn_);
   close();
   throw ConnectError(reason);
+}
+
+// Asks the server to stop (it may not: a stopped process reads nothing) and gives up on the
+// connection; the statement's outcome stays unknown to us.
+void CommitConnection::give_up(const std::string& why) {
+  cancel_in_background(conn_);
+  close();
+  throw DeadlineExceeded(why);
 }
 
 std::string CommitConnection::exec(const std::string& sql, std::chrono::milliseconds deadline) {
@@ -115,9 +190,11 @@ std::string CommitConnection::finish(std::chrono::steady_clock::time_point until
     if (sent < 0) broken("cannot send the batch");
     const auto left = remaining_ms();
     if (left <= 0) break;  // Handled below, with the cancel.
-    pollfd socket{PQsocket(conn_), POLLIN | POLLOUT, 0};
-    ::poll(&socket, 1, static_cast<int>(left));
-    if (socket.revents & POLLIN) PQconsumeInput(conn_);
+    pollfd waits[2] = {{PQsocket(conn_), POLLIN | POLLOUT, 0},
+                       {DatabaseWaits::instance().abort_descriptor(), POLLIN, 0}};
+    ::poll(waits, 2, static_cast<int>(left));
+    if (waits[1].revents & POLLIN) give_up("the daemon is stopping");
+    if (waits[0].revents & POLLIN) PQconsumeInput(conn_);
   }
   std::string failure;
   std::string value;
@@ -146,21 +223,16 @@ std::string CommitConnection::finish(std::chrono::steady_clock::time_point until
     }
     const auto left = remaining_ms();
     if (left <= 0) {
-      // Ask the server to stop (it may not: a stopped process reads nothing) and give up on the
-      // connection; the statement's outcome stays unknown to us.
-      if (PGcancel* cancel = PQgetCancel(conn_)) {
-        char ignored[256];
-        PQcancel(cancel, ignored, sizeof ignored);
-        PQfreeCancel(cancel);
-      }
-      close();
-      throw DeadlineExceeded("no answer from the server within " +
-                             std::to_string(deadline.count()) + " ms");
+      give_up("no answer from the server within " + std::to_string(deadline.count()) + " ms");
     }
-    pollfd socket{PQsocket(conn_), POLLIN, 0};
-    const int ready = ::poll(&socket, 1, static_cast<int>(left));
+    pollfd waits[2] = {{PQsocket(conn_), POLLIN, 0},
+                       {DatabaseWaits::instance().abort_descriptor(), POLLIN, 0}};
+    const int ready = ::poll(waits, 2, static_cast<int>(left));
     if (ready < 0 && errno != EINTR) broken("cannot wait for the server");
-    if (ready > 0 && PQconsumeInput(conn_) != 1) broken("lost the connection");
+    if (waits[1].revents & POLLIN) give_up("the daemon is stopping");
+    if (ready > 0 && (waits[0].revents != 0) && PQconsumeInput(conn_) != 1) {
+      broken("lost the connection");
+    }
   }
 }
 

@@ -27,7 +27,8 @@ class DeadlineExceeded : public std::runtime_error {
 class CommitConnection {
  public:
   // Connects with with_network_timeouts() applied and application_name=jackpotd-commit unless
-  // the DSN sets one. Throws ConnectError with the redacted DSN and libpq's reason.
+  // the DSN sets one, within the connect timeout; a stop (DatabaseWaits::abort_all) ends the
+  // wait at once. Throws ConnectError with the redacted DSN and libpq's reason.
   explicit CommitConnection(const std::string& dsn);
   ~CommitConnection();
   CommitConnection(const CommitConnection&) = delete;
@@ -36,7 +37,8 @@ class CommitConnection {
   // Runs `sql` (one or more statements, as one simple query message: one implicit transaction)
   // and waits at most `deadline` for it to finish. Throws std::runtime_error with the server's
   // message when a statement fails, ConnectError when the connection breaks, DeadlineExceeded
-  // when the deadline passes; after any of those the connection is closed.
+  // when the deadline passes or the daemon stops (DatabaseWaits::abort_all); after any of those
+  // the connection is closed.
   // Returns the first value of the last result that has rows, or "" when none has.
   std::string exec(const std::string& sql, std::chrono::milliseconds deadline);
 
@@ -60,6 +62,7 @@ class CommitConnection {
   std::string finish(std::chrono::steady_clock::time_point until,
                      std::chrono::milliseconds deadline);
   [[noreturn]] void broken(const std::string& what);
+  [[noreturn]] void give_up(const std::string& why);
 
   std::set<std::string> prepared_;  // The statements this session has prepared.
 

@@ -1,9 +1,17 @@
 #include "storage/connection.h"
 
 #include <libpq-fe.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <pqxx/pqxx>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 namespace jackpot::storage {
@@ -95,6 +103,166 @@ std::unique_ptr<pqxx::connection> connect(const std::string& dsn) {
     throw ConnectError("cannot connect to PostgreSQL (" + redact_dsn(dsn) +
                        "): " + one_line(error.what()));
   }
+}
+
+std::unique_ptr<pqxx::connection> connect(const std::string& dsn, const SessionLimits& limits,
+                                          const std::string& name) {
+  std::string named = dsn;
+  char* error = nullptr;
+  if (PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error)) {
+    bool has_name = false;
+    for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+      if (option->val != nullptr && std::string_view(option->keyword) == "application_name") {
+        has_name = true;
+      }
+    }
+    PQconninfoFree(options);
+    if (!has_name) named = with_network_timeouts(dsn) + " application_name='" + name + "'";
+  } else {
+    PQfreemem(error);
+  }
+  auto connection = connect(named);
+  try {
+    pqxx::nontransaction(*connection, "limits")
+        .exec("SET statement_timeout = " + std::to_string(limits.statement.count()) +
+              "; SET lock_timeout = " + std::to_string(limits.lock.count()) +
+              // A transaction left open by a daemon whose thread was stopped holds its locks and
+              // snapshot no longer than this.
+              "; SET idle_in_transaction_session_timeout = " +
+              std::to_string(limits.statement.count()));
+  } catch (const pqxx::failure& failure) {
+    throw ConnectError("cannot set the session's limits (" + redact_dsn(dsn) +
+                       "): " + one_line(failure.what()));
+  }
+  return connection;
+}
+
+struct DatabaseWaits::Entry {
+  int socket = -1;
+  std::chrono::steady_clock::time_point deadline;
+  std::chrono::milliseconds limit{0};
+  bool abortable = true;
+  bool fired = false;
+  std::string reason;
+};
+
+class DatabaseWaits::State {
+ public:
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::uint64_t, Entry> entries;
+  std::uint64_t next_id = 1;
+  bool aborted = false;
+  bool watching = false;  // The watch thread runs (started with the first guard).
+};
+
+DatabaseWaits::DatabaseWaits() : state_(new State), abort_fd_(eventfd(0, EFD_CLOEXEC)) {}
+
+// Never destroyed: guards may live until the process exits, and the watch thread with them.
+DatabaseWaits& DatabaseWaits::instance() {
+  static DatabaseWaits* const waits = new DatabaseWaits;
+  return *waits;
+}
+
+namespace {
+
+// Ends every blocked read and write on the socket; the descriptor itself stays open (libpq owns
+// it), so it cannot be reused under the waiting thread.
+void shut(int socket) {
+  if (socket >= 0) ::shutdown(socket, SHUT_RDWR);
+}
+
+}  // namespace
+
+DatabaseWaits::Guard DatabaseWaits::guard(pqxx::connection& connection,
+                                          std::chrono::milliseconds deadline, bool abortable) {
+  return guard_socket(connection.sock(), deadline, abortable);
+}
+
+DatabaseWaits::Guard DatabaseWaits::guard_socket(int socket, std::chrono::milliseconds deadline,
+                                                 bool abortable) {
+  std::lock_guard lock(state_->mutex);
+  const std::uint64_t id = state_->next_id++;
+  Entry entry{socket, std::chrono::steady_clock::now() + deadline, deadline, abortable, false, ""};
+  if (abortable && state_->aborted) {
+    entry.fired = true;
+    entry.reason = "the daemon is stopping";
+    shut(socket);
+  }
+  state_->entries.emplace(id, std::move(entry));
+  if (!state_->watching) {
+    state_->watching = true;
+    std::thread([this] { watch_loop(); }).detach();
+  }
+  state_->changed.notify_all();
+  return Guard(this, id);
+}
+
+void DatabaseWaits::watch_loop() {
+  std::unique_lock lock(state_->mutex);
+  for (;;) {
+    auto next = std::chrono::steady_clock::time_point::max();
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [id, entry] : state_->entries) {
+      if (entry.fired) continue;
+      if (entry.deadline <= now) {
+        entry.fired = true;
+        entry.reason =
+            "no answer from PostgreSQL within " + std::to_string(entry.limit.count()) + " ms";
+        shut(entry.socket);
+      } else {
+        next = std::min(next, entry.deadline);
+      }
+    }
+    if (next == std::chrono::steady_clock::time_point::max()) {
+      state_->changed.wait(lock);
+    } else {
+      state_->changed.wait_until(lock, next);
+    }
+  }
+}
+
+void DatabaseWaits::abort_all() {
+  std::lock_guard lock(state_->mutex);
+  if (state_->aborted) return;
+  state_->aborted = true;
+  for (auto& [id, entry] : state_->entries) {
+    if (!entry.abortable || entry.fired) continue;
+    entry.fired = true;
+    entry.reason = "the daemon is stopping";
+    shut(entry.socket);
+  }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto written = ::write(abort_fd_, &one, sizeof one);
+}
+
+bool DatabaseWaits::aborted() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->aborted;
+}
+
+DatabaseWaits::Guard::Guard(Guard&& other) noexcept : owner_(other.owner_), id_(other.id_) {
+  other.owner_ = nullptr;
+}
+
+DatabaseWaits::Guard::~Guard() {
+  if (owner_ == nullptr) return;
+  std::lock_guard lock(owner_->state_->mutex);
+  owner_->state_->entries.erase(id_);
+}
+
+bool DatabaseWaits::Guard::fired() const {
+  if (owner_ == nullptr) return false;
+  std::lock_guard lock(owner_->state_->mutex);
+  const auto found = owner_->state_->entries.find(id_);
+  return found != owner_->state_->entries.end() && found->second.fired;
+}
+
+std::string DatabaseWaits::Guard::reason() const {
+  if (owner_ == nullptr) return {};
+  std::lock_guard lock(owner_->state_->mutex);
+  const auto found = owner_->state_->entries.find(id_);
+  return found == owner_->state_->entries.end() ? std::string() : found->second.reason;
 }
 
 }  // namespace jackpot::storage

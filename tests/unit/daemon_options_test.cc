@@ -74,6 +74,23 @@ TEST(DaemonOptions, SnapshotIntervalIsSecondsAndZeroTurnsItOff) {
             "--snapshot-interval-s: expected seconds between 0 and 86400, got '86401'");
 }
 
+TEST(DaemonOptions, TheDatabaseTrustAndTimeoutFlags) {
+  const auto defaults = parse_ok({"--db", "x=y"});
+  EXPECT_EQ(defaults.query_timeout, std::chrono::milliseconds(60000));
+  EXPECT_EQ(defaults.state_file, "");
+  EXPECT_EQ(defaults.accept_database_batch, std::nullopt);
+  const auto options = parse_ok({"--db", "x=y", "--query-timeout-ms", "1500", "--state-file",
+                                 "/var/lib/jackpotd/state", "--accept-database-batch=42"});
+  EXPECT_EQ(options.query_timeout, std::chrono::milliseconds(1500));
+  EXPECT_EQ(options.state_file, "/var/lib/jackpotd/state");
+  EXPECT_EQ(options.accept_database_batch, 42U);
+  EXPECT_EQ(parse_error({"--db", "x=y", "--accept-database-batch", "-1"}),
+            "--accept-database-batch: expected a batch number (the database's last, as the "
+            "refusal names it), got '-1'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--query-timeout-ms", "5"}),
+            "--query-timeout-ms: expected milliseconds between 100 and 600000, got '5'");
+}
+
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
   EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
 }
