@@ -12,7 +12,9 @@
 namespace jackpot {
 
 // Each encode() starts with a format version byte; decode() refuses any other version, a
-// truncated or over-long input, and returns nothing then.
+// truncated or over-long input, and any bytes encode() would not have written (a number spelt
+// longer than it needs or wider than 64 bits, a flag other than 0 or 1, an unknown enum value),
+// and returns nothing then. So whatever decodes re-encodes to the same bytes.
 std::string encode(const OpenRoundRequest& value);
 std::string encode(const OpenRoundAnswer& value);
 std::string encode(const LockWagersRequest& value);

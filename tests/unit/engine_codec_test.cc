@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "meters/random.h"
 
 namespace jackpot {
@@ -183,6 +186,41 @@ TEST(EngineCodec, MessagesOfManySizesAndTextLengthsRoundTrip) {
     ASSERT_EQ(decode<SettleRoundRequest>(command.request()), request) << "trial " << trial;
     ASSERT_EQ(decode<SettleRoundAnswer>(command.answer()), answer) << "trial " << trial;
   }
+}
+
+// Each value has one encoding: decode() takes only the bytes encode() writes, so a kept
+// request compared by its bytes is compared by its value, and whatever decodes re-encodes to
+// the bytes it came from. Found by tests/fuzz/engine_codec_fuzz.cc.
+TEST(EngineCodec, RefusesEveryOtherSpellingOfAValue) {
+  using namespace std::string_literals;   // Literals with NUL bytes inside.
+  const std::string table = "\x01\x01T";  // The version, then table "T".
+  EXPECT_EQ(decode<OpenRoundRequest>(table + varint(125)),
+            (OpenRoundRequest{TableId("T"), RoundId(125)}));
+  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\xfd\x00"s)) << "125 in two bytes";
+  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\x80\x00"s)) << "0 in two bytes";
+  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\x80\x80\x80\x00"s)) << "0 in four bytes";
+  const std::string nine = std::string(9, '\xff');
+  EXPECT_EQ(decode<OpenRoundRequest>(table + nine + "\x01"),
+            (OpenRoundRequest{TableId("T"), RoundId(~std::uint64_t{0})}));
+  EXPECT_FALSE(decode<OpenRoundRequest>(table + nine + "\x03")) << "bits beyond 64";
+  EXPECT_FALSE(decode<OpenRoundRequest>(table + nine + "\x7f")) << "bits beyond 64";
+
+  // A seat's result: seat 1, link "L", paytable "P", no hand, then dealer_keyed, then one award
+  // (link "L", then its kind, level 1, hand "H", from seat 0, amount 0, payout 7), total 0, and
+  // no meters.
+  const auto result = [&](char dealer_keyed, char kind) {
+    return table + varint(1) + varint(1) + varint(1) + "\x01L\x01P" + varint(0) + dealer_keyed +
+           varint(1) + "\x01L" + kind + varint(1) + "\x01H" + varint(0) + varint(0) + varint(7) +
+           varint(0) + varint(0);
+  };
+  SettleRoundAnswer answer{TableId("T"), RoundId(1), {}, {}};
+  answer.results.push_back({1, LinkId("L"), "P", "", true, {}, {}});
+  answer.results[0].awards.push_back(
+      {LinkId("L"), AwardKind::envy, 1, "H", 0, Money(), PayoutId(7)});
+  ASSERT_EQ(encode(answer), result('\x01', '\x04'));
+  EXPECT_EQ(decode<SettleRoundAnswer>(result('\x01', '\x04')), answer);
+  EXPECT_FALSE(decode<SettleRoundAnswer>(result('\x02', '\x04'))) << "a flag of 2";
+  EXPECT_FALSE(decode<SettleRoundAnswer>(result('\x01', '\x05'))) << "an award kind of 5";
 }
 
 TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {

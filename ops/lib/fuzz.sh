@@ -1,0 +1,15 @@
+# shellcheck shell=bash
+# The fuzz build, shared by ops/fuzz and ops/test: clang-16 with libFuzzer, ASan and UBSan
+# (-DJACKPOTD_FUZZ=ON), in build/fuzz. Only what the targets of tests/fuzz need is built.
+
+# Configures (once) and builds build/fuzz; prints its path. Build output goes to stderr.
+fuzz_build() {
+  local root=$1
+  local build_dir=$root/build/fuzz
+  if [ ! -f "$build_dir/build.ninja" ]; then
+    cmake -S "$root" -B "$build_dir" -G Ninja -DJACKPOTD_FUZZ=ON \
+      -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+  fi
+  cmake --build "$build_dir" -j "$(nproc)" >&2
+  echo "$build_dir"
+}
