@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -153,7 +153,8 @@ storage::StoredState Journal::stored_state() const {
               }
             }
           }
-          for (const std::uint32_t level : levels) round.awarded_since.emplace_back(LinkId(link), level);
+          for (const std::uint32_t level : levels)
+            round.awarded_since.emplace_back(LinkId(link), level);
         }
       }
       std::stable_sort(round.hits.begin(), round.hits.end(), [](const auto& a, const auto& b) {
@@ -258,8 +259,12 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Journal::open(
 }
 
 bool Journal::commit(const std::vector<Records>& batch, std::string& error) {
-  const CommitFault fault = armed_;
-  armed_ = CommitFault::none;
+  const bool snapshot_only = std::all_of(batch.begin(), batch.end(), [](const Records& records) {
+    Records without_snapshots = records;
+    without_snapshots.balance_snapshots.clear();
+    return without_snapshots.empty();
+  });
+  const CommitFault fault = snapshot_only ? CommitFault::none : armed_.exchange(CommitFault::none);
   const bool writes = fault == CommitFault::none || fault == CommitFault::answer_lost ||
                       fault == CommitFault::crash_after_write;
   if (writes) commands_.insert(commands_.end(), batch.begin(), batch.end());

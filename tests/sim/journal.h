@@ -39,6 +39,10 @@ class Journal final : public Durability {
       const EngineConfig& config, const std::vector<Paytable>& paytables);
 
   // The next commit's fault; reset to none once it is used.
+  // The fault falls on the next batch that carries a command: a batch holding only a balance
+  // snapshot (the one the host takes after every recovery, committed while the simulation may
+  // already be sending its next command) neither takes it nor fails, so the seed decides which
+  // command a fault hits, whatever the threads' timing.
   void arm(CommitFault fault) { armed_ = fault; }
   // True once an armed crash has happened (the simulation then restarts the process).
   bool crashed() const { return crashed_; }
@@ -66,7 +70,7 @@ class Journal final : public Durability {
   std::vector<Paytable> paytables_;
   std::vector<std::pair<LinkId, std::uint32_t>> links_;  // The `links` table: id, levels.
   std::vector<Records> commands_;
-  CommitFault armed_ = CommitFault::none;
+  std::atomic<CommitFault> armed_ = CommitFault::none;
   std::atomic<bool> crashed_ = false;
   mutable std::mutex mutex_;
   std::string recovery_error_;

@@ -716,6 +716,10 @@ class Simulation {
       if (waited > 200000) broken(kRuleRecovery, "the host never recovered");
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
+    // A rebuilt host records its balances in a batch of its own, which the committer writes
+    // while this thread goes on: wait until it is written, so that nothing below reads the
+    // journal while the committer appends to it, and the seed alone decides what happens next.
+    host_->read_durable([](const Engine&) { return 0; });
     if (journal_.crashed()) {
       ++stats_.crashes;
       note("crash");
