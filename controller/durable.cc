@@ -467,15 +467,20 @@ Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::recon
 
 Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_balances() {
   std::vector<AccountAuditLine> lines;
+  // The full re-sum reads the whole journal: it gets the report's deadlines, so that a lock on
+  // the transfers or a stopped server process can neither hold the call nor the daemon's stop.
+  std::optional<storage::DatabaseWaits::Guard> guard;
   try {
-    auto connection = storage::connect(dsn_);
+    auto connection = storage::connect(dsn_, limits_, "jackpotd-audit");
+    guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
     for (const storage::AccountAudit& account : storage::audit_balances(*connection).accounts) {
       lines.push_back(
           {LinkId(account.link_id), account.account, account.from_snapshot, account.full_sum});
     }
   } catch (const pqxx::failure& error) {
     return EngineFailure{EngineError::link_unavailable,
-                         std::string("cannot read the ledger: ") + error.what()};
+                         std::string("cannot read the ledger: ") +
+                             (guard && guard->fired() ? guard->reason() : error.what())};
   } catch (const std::exception& error) {
     // The snapshot path itself does not hold together (storage::balances_from_snapshots).
     return EngineFailure{EngineError::ledger_refused, error.what()};

@@ -295,6 +295,19 @@ std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx
                                std::to_string(through) + " sums to " +
                                Money::from_micros(snapshot_total).to_string() + ", not zero");
     }
+    // The snapshot's own last transfer must still be there: were it gone (a journal whose tail
+    // was cut, or a restore from an older copy), the ledger would hand out its id again and the
+    // snapshot, which includes the lost transfer, would hide both.
+    if (through > 0 &&
+        !tx.exec_params1("SELECT EXISTS (SELECT 1 FROM transfers WHERE link_id = $1 AND "
+                         "transfer_id = $2)",
+                         id, through)[0]
+             .as<bool>()) {
+      throw std::runtime_error("link '" + id + "': its balance snapshot includes transfer " +
+                               std::to_string(through) +
+                               ", which the journal no longer holds; the journal needs an audit "
+                               "before the link serves");
+    }
     // The transfers after it: numbered on from it, then summed per account.
     const auto numbered = tx.exec_params1(
         "SELECT count(*), coalesce(max(transfer_id), $2) FROM transfers "

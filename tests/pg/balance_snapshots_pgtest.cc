@@ -313,6 +313,26 @@ TEST(BalanceSnapshots, RecoveryRefusesATransferMissingAfterTheLatestSnapshot) {
   }
 }
 
+// A journal cut at its tail, down to the snapshot's own last transfer: nothing follows the
+// snapshot to number, yet the snapshot includes a transfer that is gone, and its id would be
+// handed out again.
+TEST(BalanceSnapshots, RecoveryRefusesASnapshotWhoseLastTransferIsGone) {
+  Floor floor;
+  floor.play(1);
+  floor.snapshot();
+  floor.exec("ALTER TABLE transfers DISABLE TRIGGER transfers_append_only");
+  floor.exec(
+      "DELETE FROM transfers WHERE link_id = 'b-link' AND transfer_id = (SELECT "
+      "max(through_transfer_id) FROM balance_snapshots WHERE link_id = 'b-link')");
+  try {
+    storage::load_state(*floor.control);
+    FAIL() << "recovery accepted a snapshot whose last transfer the journal lost";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("link 'b-link'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("no longer holds"), std::string::npos);
+  }
+}
+
 TEST(BalanceSnapshots, RecoveryRefusesASnapshotThatDoesNotSumToZero) {
   Floor floor;
   floor.play(1);

@@ -449,10 +449,11 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
     config.tables.push_back(table);
   }
 
-  PostgresDurability durability(database.dsn(), config, paytables, clock, random);
-  auto opened = durability.open();
+  auto durability =
+      std::make_unique<PostgresDurability>(database.dsn(), config, paytables, clock, random);
+  auto opened = durability->open();
   ASSERT_TRUE(opened.ok()) << opened.error().front();
-  EngineHost host(std::move(opened).value(), &durability);
+  EngineHost host(std::move(opened).value(), durability.get());
   const auto play = [&](const TableId& table, std::uint64_t round, int n) {
     const RoundId id(round);
     ASSERT_TRUE(host.run([&](Engine& e, Records& r) { return e.open_round({table, id}, r); }));
@@ -530,6 +531,7 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
   }
   const EngineSnapshot before = host.read([](const Engine& e) { return e.snapshot(); });
   host.stop();
+  durability.reset();  // Its session holds the floor's lock; the next start takes it.
 
   // The history holds every kind of payout the pending query must tell apart.
   {
