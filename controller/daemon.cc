@@ -245,6 +245,17 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     if (!host->snapshot_balances(SnapshotReason::start)) {
       log_line("could not record the start's balance snapshot; the database is failing");
     }
+    // The floor in force, on record before any table can open a round under it: the next start
+    // compares the rounds still live with it (docs/architecture.md §7b).
+    try {
+      auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
+      storage::append_audit_event(*db, principal, "daemon.floor",
+                                  {{"floor_version", floor_version}});
+    } catch (const std::exception& error) {
+      log_line(std::string("cannot record the floor in force in the audit trail: ") + error.what() +
+               "; not starting");
+      return kExitStartupFailed;
+    }
   }
 
   std::unique_ptr<prometheus::Exposer> exposer;

@@ -287,7 +287,8 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::re
 }
 
 // A live round was opened (and locked) under the floor of the last start: the one the latest
-// `daemon.start` audit event names (a daemon records it only once its engine is open). Its
+// `daemon.floor` audit event names (a daemon records it before it serves; `daemon.start`, which
+// daemons before it recorded once serving, counts for a journal without one). Its
 // paytables are compared with this floor's; the journal itself does not record a round's
 // paytable. Nothing to compare when no round is live, or no daemon has started on the database.
 std::vector<std::string> PostgresDurability::live_rounds_against_last_floor(
@@ -299,7 +300,8 @@ std::vector<std::string> PostgresDurability::live_rounds_against_last_floor(
   pqxx::read_transaction tx(connection(), "last_floor");
   const auto rows = tx.exec(
       "SELECT f.version, f.floor_text FROM audit_log a JOIN floor_versions f ON f.version::text = "
-      "a.detail->>'floor_version' WHERE a.action = 'daemon.start' ORDER BY a.id DESC LIMIT 1");
+      "a.detail->>'floor_version' WHERE a.action IN ('daemon.floor', 'daemon.start') "
+      "ORDER BY a.id DESC LIMIT 1");
   if (rows.empty()) return {};
   const std::string origin = "floor version " + rows[0][0].as<std::string>();
   const auto previous = load_floor(rows[0][1].as<std::string>(), origin, paytables_);
@@ -359,11 +361,15 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::op
     committer();
     guard.emplace(storage::DatabaseWaits::instance().guard(connection(), query_deadline()));
     auto rebuilt = rebuild();
-    if (!rebuilt) connection_.reset();
+    if (!rebuilt) {
+      guard.reset();  // Before the socket it watches closes: its number may be reused at once.
+      connection_.reset();
+    }
     return rebuilt;
   } catch (const std::exception& error) {
-    connection_.reset();
     const std::string why = guard && guard->fired() ? guard->reason() : error.what();
+    guard.reset();
+    connection_.reset();
     return std::vector<std::string>{std::string("cannot read the engine state: ") + why};
   }
 }
@@ -433,9 +439,11 @@ Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::recon
                                    [&](const LinkSettings& link) { return link.meters.id == id; });
     if (!known) return EngineFailure{EngineError::unknown_link, "no link '" + id.value() + "'"};
   }
+  // The connection outlives the guard watching its socket, whose number a closed socket frees.
+  std::unique_ptr<pqxx::connection> connection;
   std::optional<storage::DatabaseWaits::Guard> guard;
   try {
-    auto connection = storage::connect(dsn_, limits_, "jackpotd-report");
+    connection = storage::connect(dsn_, limits_, "jackpotd-report");
     guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
     for (const LinkSettings& link : config_.links) {
       if (!links.empty() && std::find(links.begin(), links.end(), link.meters.id) == links.end()) {
@@ -469,9 +477,11 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
   std::vector<AccountAuditLine> lines;
   // The full re-sum reads the whole journal: it gets the report's deadlines, so that a lock on
   // the transfers or a stopped server process can neither hold the call nor the daemon's stop.
+  // The connection outlives the guard watching its socket, whose number a closed socket frees.
+  std::unique_ptr<pqxx::connection> connection;
   std::optional<storage::DatabaseWaits::Guard> guard;
   try {
-    auto connection = storage::connect(dsn_, limits_, "jackpotd-audit");
+    connection = storage::connect(dsn_, limits_, "jackpotd-audit");
     guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
     for (const storage::AccountAudit& account : storage::audit_balances(*connection).accounts) {
       lines.push_back(
@@ -495,6 +505,7 @@ std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {
     end_orphan();
   } catch (const std::exception& failure) {
     error = guard && guard->fired() ? guard->reason() : failure.what();
+    guard.reset();  // Before the socket it watches closes: its number may be reused at once.
     connection_.reset();
     return nullptr;
   }

@@ -10,14 +10,16 @@
 namespace jackpot::storage {
 namespace {
 
-// The snapshot of the link taken latest at or before `bound` (latest of all when null).
+// The snapshot of the link taken latest at or before `bound` (latest of all when null). Latest
+// by transfer id, which follows the commits' order whatever the server's clock did: a period's
+// start, chosen among the snapshots up to an earlier time, can then never lie past its end.
 std::optional<PeriodBound> snapshot_at(pqxx::transaction_base& tx, const std::string& link_id,
                                        std::uint32_t levels,
                                        const std::optional<std::string>& bound) {
   const auto found = tx.exec_params(
       "SELECT through_transfer_id, (extract(epoch FROM taken_at) * 1000000)::bigint "
       "FROM balance_snapshots WHERE link_id = $1 AND ($2::timestamptz IS NULL OR taken_at <= $2) "
-      "ORDER BY taken_at DESC, through_transfer_id DESC LIMIT 1",
+      "ORDER BY through_transfer_id DESC, taken_at DESC LIMIT 1",
       link_id, bound);
   if (found.empty()) return std::nullopt;
   PeriodBound snapshot;
