@@ -313,6 +313,22 @@ TEST(BalanceSnapshots, RecoveryRefusesATransferMissingAfterTheLatestSnapshot) {
   }
 }
 
+// A snapshot taken again at the same transfer id is the same observation and is kept once; one
+// that disagrees with the stored rows means the balances and the journal have parted, and its
+// batch fails (the daemon fails stop) instead of being dropped without a word.
+TEST(BalanceSnapshots, ASnapshotThatDisagreesWithTheStoredOneAtItsTransferFailsItsBatch) {
+  Floor floor;
+  floor.play(1);
+  floor.snapshot();
+  EXPECT_NO_THROW(floor.snapshot()) << "the same observation again is kept once";
+  floor.exec("ALTER TABLE balance_snapshots DISABLE TRIGGER balance_snapshots_append_only");
+  floor.exec(
+      "UPDATE balance_snapshots SET balance_micros = balance_micros + 1 WHERE "
+      "link_id = 'a-link' AND account_kind = 'meter'");
+  EXPECT_FALSE(floor.host->snapshot_balances(SnapshotReason::request));
+  EXPECT_TRUE(floor.host->failed());
+}
+
 // A journal cut at its tail, down to the snapshot's own last transfer: nothing follows the
 // snapshot to number, yet the snapshot includes a transfer that is gone, and its id would be
 // handed out again.
