@@ -125,10 +125,15 @@ void StateFileWriter::loop() {
   }
 }
 
-bool StateFileWriter::write(const CommitMark& mark) {
+bool StateFileWriter::write(const CommitMark& seen) {
   std::lock_guard writing(write_mutex_);
+  // The latest mark noted, not the one the caller copied before it waited for write_mutex_: a
+  // writer holding an older copy must never put it over a newer file (an operator's accepted
+  // restore notes a lower mark than the one the loop may be about to write).
+  CommitMark mark = seen;
   {
     std::lock_guard lock(mutex_);
+    if (noted_) mark = *noted_;
     if (written_ == mark) return true;
   }
   const std::string text =
