@@ -1,5 +1,5 @@
 // How long recovery takes to read the balances, with and without a balance snapshot, on a
-// journal of N transfers written straight in SQL (ops/recovery-bench runs it on a throwaway
+// journal of N transfers written straight in SQL (ops/bench-balances runs it on a throwaway
 // cluster and prints the figures; nothing here is a test).
 //
 //   recovery_balances_bench DSN TRANSFERS [LINKS]
