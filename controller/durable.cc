@@ -317,36 +317,14 @@ std::vector<std::string> PostgresDurability::live_rounds_against_last_floor(
 // A link added to the floor since the last start opens at its seeds, in the database first.
 std::vector<std::string> PostgresDurability::open_new_links(const storage::StoredState& state,
                                                             bool& opened) {
+  auto links = jackpot::open_new_links(state, config_, random_, clock_.now_us());
+  if (!links) return links.error();
   std::vector<storage::LinkRow> rows;
-  Records opening;
-  std::uint64_t draw_id = state.last_draw_id;
-  const std::int64_t now = clock_.now_us();
-  for (const LinkSettings& settings : config_.links) {
-    const bool stored = std::any_of(state.links.begin(), state.links.end(), [&](const auto& link) {
-      return link.id == settings.meters.id;
-    });
-    if (stored) continue;
-    std::vector<Transfer> transfers;
-    auto link = Link::open(settings.meters, random_, transfers);
-    if (!link) return link.error();
-    rows.push_back(
-        {settings.meters.id.value(), static_cast<std::uint32_t>(settings.meters.levels.size())});
-    for (const Transfer& transfer : transfers) {
-      opening.transfers.push_back({Name(settings.meters.id.value()), transfer});
-    }
-    for (std::uint32_t level = 1; level <= link->level_count(); ++level) {
-      if (const auto& trigger = link->hidden_trigger(level)) {
-        opening.draws.push_back({++draw_id, 0, settings.meters.id, level, DrawKind::hidden_trigger,
-                                 "above=" + trigger->range_above.to_string() +
-                                     " up_to=" + trigger->range_up_to.to_string(),
-                                 "committed " + to_hex(trigger->commitment), trigger, now});
-      }
-    }
-  }
+  for (const auto& [id, levels] : links->added) rows.push_back({id.value(), levels});
   if (rows.empty()) return {};
   pqxx::work tx(connection(), "open_new_links");
   storage::write_links(tx, rows);
-  storage::write_records(tx, opening);
+  storage::write_records(tx, links->opening);
   write_mark(tx);
   tx.commit();
   opened = true;

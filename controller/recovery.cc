@@ -4,6 +4,8 @@
 #include <map>
 
 #include "controller/engine_codec.h"
+#include "meters/link.h"
+#include "meters/sha256.h"
 
 namespace jackpot {
 namespace {
@@ -272,6 +274,38 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
   snapshot.last_draw_id = state.last_draw_id;
   if (!problems.empty()) return problems;
   return snapshot;
+}
+
+Result<NewLinks, std::vector<std::string>> open_new_links(const storage::StoredState& state,
+                                                          const EngineConfig& config,
+                                                          RandomSource& random,
+                                                          std::int64_t now_us) {
+  NewLinks links;
+  std::uint64_t draw_id = state.last_draw_id;
+  for (const LinkSettings& settings : config.links) {
+    const bool stored = std::any_of(state.links.begin(), state.links.end(), [&](const auto& link) {
+      return link.id == settings.meters.id;
+    });
+    if (stored) continue;
+    std::vector<Transfer> transfers;
+    auto link = Link::open(settings.meters, random, transfers);
+    if (!link) return link.error();
+    links.added.emplace_back(settings.meters.id,
+                             static_cast<std::uint32_t>(settings.meters.levels.size()));
+    for (const Transfer& transfer : transfers) {
+      links.opening.transfers.push_back({Name(settings.meters.id.value()), transfer});
+    }
+    for (std::uint32_t level = 1; level <= link->level_count(); ++level) {
+      if (const auto& trigger = link->hidden_trigger(level)) {
+        links.opening.draws.push_back(
+            {++draw_id, 0, settings.meters.id, level, DrawKind::hidden_trigger,
+             "above=" + trigger->range_above.to_string() +
+                 " up_to=" + trigger->range_up_to.to_string(),
+             "committed " + to_hex(trigger->commitment), trigger, now_us});
+      }
+    }
+  }
+  return links;
 }
 
 }  // namespace jackpot

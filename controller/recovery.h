@@ -1,10 +1,14 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controller/engine_config.h"
 #include "controller/engine_snapshot.h"
+#include "meters/random.h"
+#include "meters/records.h"
 #include "meters/result.h"
 #include "storage/state_loader.h"
 
@@ -31,5 +35,18 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
 std::vector<std::string> live_rounds_changed(const storage::StoredState& state,
                                              const EngineConfig& previous,
                                              const EngineConfig& config);
+
+// The links of the floor that the stored state does not hold yet, opened at their seeds: their
+// opening transfers and hidden-trigger draws (numbered on from the state's last draw, recorded at
+// `now_us`), and each one's id and number of levels, for the `links` table. What a start writes
+// before it restores the engine. Refused when a new link's configuration is.
+struct NewLinks {
+  Records opening;
+  std::vector<std::pair<LinkId, std::uint32_t>> added;
+};
+Result<NewLinks, std::vector<std::string>> open_new_links(const storage::StoredState& state,
+                                                          const EngineConfig& config,
+                                                          RandomSource& random,
+                                                          std::int64_t now_us);
 
 }  // namespace jackpot

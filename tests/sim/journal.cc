@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "controller/recovery.h"
-#include "meters/sha256.h"
 
 namespace jackpot::sim {
 namespace {
@@ -202,37 +201,13 @@ storage::StoredState Journal::stored_state() const {
   return state;
 }
 
-// PostgresDurability::open_new_links: a link added to the floor opens at its seeds, written
+// As PostgresDurability::open_new_links: a link added to the floor opens at its seeds, written
 // before the engine is restored.
 std::vector<std::string> Journal::open_new_links(const storage::StoredState& state) {
-  Records opening;
-  std::uint64_t draw_id = state.last_draw_id;
-  const std::int64_t now = clock_.now_us();
-  std::vector<std::pair<LinkId, std::uint32_t>> added;
-  for (const LinkSettings& settings : config_.links) {
-    const bool stored = std::any_of(state.links.begin(), state.links.end(), [&](const auto& link) {
-      return link.id == settings.meters.id;
-    });
-    if (stored) continue;
-    std::vector<Transfer> transfers;
-    auto link = Link::open(settings.meters, random_, transfers);
-    if (!link) return link.error();
-    added.emplace_back(settings.meters.id,
-                       static_cast<std::uint32_t>(settings.meters.levels.size()));
-    for (const Transfer& transfer : transfers) {
-      opening.transfers.push_back({Name(settings.meters.id.value()), transfer});
-    }
-    for (std::uint32_t level = 1; level <= link->level_count(); ++level) {
-      if (const auto& trigger = link->hidden_trigger(level)) {
-        opening.draws.push_back({++draw_id, 0, settings.meters.id, level, DrawKind::hidden_trigger,
-                                 "above=" + trigger->range_above.to_string() +
-                                     " up_to=" + trigger->range_up_to.to_string(),
-                                 "committed " + to_hex(trigger->commitment), trigger, now});
-      }
-    }
-  }
-  links_.insert(links_.end(), added.begin(), added.end());
-  if (!opening.empty()) commands_.push_back(std::move(opening));
+  auto links = jackpot::open_new_links(state, config_, random_, clock_.now_us());
+  if (!links) return links.error();
+  links_.insert(links_.end(), links->added.begin(), links->added.end());
+  if (!links->opening.empty()) commands_.push_back(std::move(links->opening));
   return {};
 }
 
