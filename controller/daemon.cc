@@ -10,14 +10,17 @@
 #include <prometheus/registry.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,6 +31,7 @@
 #include "controller/grpc_services.h"
 #include "controller/os_random.h"
 #include "controller/paytable_loader.h"
+#include "meters/sha256.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
 #include "storage/migrations.h"
@@ -65,13 +69,20 @@ std::unique_ptr<prometheus::Exposer> start_metrics(const std::string& address,
 std::optional<EngineConfig> read_floor(const std::string& file,
                                        const std::vector<Paytable>& paytables,
                                        std::string& floor_text) {
+  // A directory opens as a stream that reads nothing: it would be an empty floor.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
+    log_line("the floor file " + file + " is not a regular file" +
+             (error ? " (" + error.message() + ")" : "") + "; not starting");
+    return std::nullopt;
+  }
   std::ifstream in(file);
-  if (!in) {
+  std::ostringstream text;
+  if (in) text << in.rdbuf();  // An empty file inserts nothing: unservable_floor names it.
+  if (!in.is_open() || in.bad()) {
     log_line("cannot read the floor file " + file + "; not starting");
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   floor_text = text.str();
   auto floor = load_floor(floor_text, file, paytables);
   if (!floor) {
@@ -79,7 +90,37 @@ std::optional<EngineConfig> read_floor(const std::string& file,
     log_line("the floor is not valid; not starting");
     return std::nullopt;
   }
+  if (const auto problems = unservable_floor(*floor, file); !problems.empty()) {
+    for (const std::string& problem : problems) log_line(problem);
+    log_line("the floor would serve nothing; not starting");
+    return std::nullopt;
+  }
   return std::move(floor).value();
+}
+
+// What GetConfig answers: the floor and the shipped paytables its tables use, by id.
+ConfigInForce config_in_force(const std::string& floor_file, const std::string& floor_text,
+                              const EngineConfig& floor, std::uint64_t floor_version) {
+  ConfigInForce config;
+  config.floor_version = floor_version;
+  config.floor_text = floor_text;
+  config.floor_file = floor_file;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
+  config.floor_sha256 = to_hex(sha256({bytes, floor_text.size()}));
+  std::set<std::string> used;
+  for (const TableSettings& table : floor.tables) {
+    for (const TableLinkSettings& link : table.links) used.insert(link.paytable_id);
+  }
+  for (const PaytableSource& source : embedded_paytables()) {
+    const auto paytable = load_paytable(source.text, source.origin);
+    if (paytable && used.count(paytable->id.str()) > 0) {
+      config.paytables.push_back({paytable->id.str(), source.text});
+    }
+  }
+  std::sort(config.paytables.begin(), config.paytables.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  config.daemon_version = JACKPOTD_VERSION;
+  return config;
 }
 
 // Counts the calls the server holds, from their start to their end, so that a stop knows when
@@ -213,19 +254,6 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     return kExitStartupFailed;
   }
 
-  // The floor the daemon runs is on record before it changes anything.
-  std::string floor_version = "none";
-  if (floor) {
-    try {
-      auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
-      floor_version = std::to_string(storage::record_floor_version(*db, floor_text));
-    } catch (const std::exception& error) {
-      log_line(std::string("cannot record the floor configuration: ") + error.what() +
-               "; not starting");
-      return kExitStartupFailed;
-    }
-  }
-
   std::unique_ptr<EngineHost> host;
   if (floor) {
     auto engine = durability->open();
@@ -234,9 +262,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       log_line("the engine state cannot be rebuilt; not starting");
       return kExitStartupFailed;
     }
-    log_line("floor " + options.floor_file + " (version " + floor_version +
-             "): " + std::to_string(floor->links.size()) + " links, " +
-             std::to_string(floor->tables.size()) + " tables; state from the database");
+    log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
+             " links, " + std::to_string(floor->tables.size()) +
+             " tables; state from the database");
     host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
     host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
       metrics.observe_commit(batch, seconds, ok);
@@ -244,17 +272,6 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     // The balances recovery rebuilt, on record before the first command: a period boundary.
     if (!host->snapshot_balances(SnapshotReason::start)) {
       log_line("could not record the start's balance snapshot; the database is failing");
-    }
-    // The floor in force, on record before any table can open a round under it: the next start
-    // compares the rounds still live with it (docs/architecture.md §7b).
-    try {
-      auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
-      storage::append_audit_event(*db, principal, "daemon.floor",
-                                  {{"floor_version", floor_version}});
-    } catch (const std::exception& error) {
-      log_line(std::string("cannot record the floor in force in the audit trail: ") + error.what() +
-               "; not starting");
-      return kExitStartupFailed;
     }
   }
 
@@ -280,10 +297,11 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   counters.push_back(std::make_unique<CallCounter>());
   const auto* calls = static_cast<const CallCounter*>(counters.back().get());
   builder.experimental().SetInterceptorCreators(std::move(counters));
+  StartGate gate;  // Outlives the services that read it.
   std::vector<std::unique_ptr<grpc::Service>> services;
   if (host) {
-    services.push_back(make_table_service(*host));
-    services.push_back(make_admin_service(*host, durability.get()));
+    services.push_back(make_table_service(*host, gate));
+    services.push_back(make_admin_service(*host, durability.get(), gate));
   }
   for (const auto& service : services) builder.RegisterService(service.get());
   int grpc_port = 0;
@@ -293,20 +311,33 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
   }
-  server->GetHealthCheckService()->SetServingStatus(true);
+  server->GetHealthCheckService()->SetServingStatus(false);
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 
+  // The start goes on record once nothing can fail it any more, the floor's version with it, in
+  // one transaction: a start that failed leaves no record of a floor that never served. Until
+  // then the services answer UNAVAILABLE (StartGate), so no round is opened under a floor that is
+  // not on record; the next start compares the rounds still live with the floor the latest
+  // daemon.start names (docs/architecture.md §7b).
+  std::int64_t floor_version = 0;
   try {
     auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
-    storage::append_audit_event(
-        *db, principal, "daemon.start",
-        {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}, {"floor_version", floor_version}});
+    floor_version = storage::record_start(
+        *db, principal, floor ? std::optional<std::string>(floor_text) : std::nullopt,
+        {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
   } catch (const std::exception& error) {
     log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
              "; not starting");
     server->Shutdown();
     return kExitStartupFailed;
   }
+  if (floor) {
+    gate.open(config_in_force(options.floor_file, floor_text, *floor,
+                              static_cast<std::uint64_t>(floor_version)));
+    log_line("floor " + options.floor_file + " on record as version " +
+             std::to_string(floor_version));
+  }
+  server->GetHealthCheckService()->SetServingStatus(true);
   metrics.set_start_time_now();
   std::printf("jackpotd %s: serving gRPC on %s, metrics on %s\n", JACKPOTD_VERSION,
               grpc_address.c_str(),

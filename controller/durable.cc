@@ -287,8 +287,8 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> PostgresDurability::re
 }
 
 // A live round was opened (and locked) under the floor of the last start: the one the latest
-// `daemon.floor` audit event names (a daemon records it before it serves; `daemon.start`, which
-// daemons before it recorded once serving, counts for a journal without one). Its
+// `daemon.start` audit event names (recorded once the server started, before it answers any
+// call; `daemon.floor`, which daemons before issue #14 recorded before serving, counts too). Its
 // paytables are compared with this floor's; the journal itself does not record a round's
 // paytable. Nothing to compare when no round is live, or no daemon has started on the database.
 std::vector<std::string> PostgresDurability::live_rounds_against_last_floor(
@@ -408,6 +408,19 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
   }
 }
 
+namespace {
+
+// A report's or an audit's read that failed: the reason (PostgreSQL's text, which may quote SQL,
+// or a deadline's) goes to the daemon's log; the client gets a fixed message and retries.
+EngineFailure ledger_unreadable(const char* what, const std::string& reason) {
+  std::fprintf(stderr, "jackpotd: %s cannot read the ledger: %s\n", what, reason.c_str());
+  std::fflush(stderr);
+  return EngineFailure{EngineError::link_unavailable,
+                       "cannot read the ledger now (the daemon's log says why); retry"};
+}
+
+}  // namespace
+
 Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::reconcile(
     const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
     std::optional<std::int64_t> to_us) {
@@ -444,9 +457,8 @@ Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::recon
       }
     }
   } catch (const std::exception& error) {
-    return EngineFailure{EngineError::link_unavailable,
-                         std::string("cannot read the ledger: ") +
-                             (guard && guard->fired() ? guard->reason() : error.what())};
+    return ledger_unreadable("the reconciliation report",
+                             guard && guard->fired() ? guard->reason() : error.what());
   }
   return report;
 }
@@ -465,10 +477,11 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
       lines.push_back(
           {LinkId(account.link_id), account.account, account.from_snapshot, account.full_sum});
     }
+  } catch (const storage::ConnectError& error) {
+    return ledger_unreadable("the balance audit", error.what());
   } catch (const pqxx::failure& error) {
-    return EngineFailure{EngineError::link_unavailable,
-                         std::string("cannot read the ledger: ") +
-                             (guard && guard->fired() ? guard->reason() : error.what())};
+    return ledger_unreadable("the balance audit",
+                             guard && guard->fired() ? guard->reason() : error.what());
   } catch (const std::exception& error) {
     // The snapshot path itself does not hold together (storage::balances_from_snapshots).
     return EngineFailure{EngineError::ledger_refused, error.what()};

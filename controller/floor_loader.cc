@@ -387,4 +387,16 @@ Result<EngineConfig, std::vector<std::string>> load_floor(std::string_view text,
   return checker.check(proto);
 }
 
+std::vector<std::string> unservable_floor(const EngineConfig& floor, std::string_view origin) {
+  std::vector<std::string> problems;
+  if (floor.links.empty()) {
+    problems.push_back(std::string(origin) +
+                       ": the floor has no link (is the file empty, or only comments?)");
+  }
+  if (floor.tables.empty()) {
+    problems.push_back(std::string(origin) + ": the floor has no table");
+  }
+  return problems;
+}
+
 }  // namespace jackpot

@@ -30,4 +30,9 @@ Result<EngineConfig, std::vector<std::string>> load_floor(std::string_view text,
                                                           std::string_view origin,
                                                           const std::vector<Paytable>& paytables);
 
+// What a daemon refuses to start with although load_floor accepts it (an empty or comments-only
+// text is a valid, empty Floor): a floor without a link or without a table would serve nothing.
+// One message per problem, "origin: ..."; none when the floor can be served.
+std::vector<std::string> unservable_floor(const EngineConfig& floor, std::string_view origin);
+
 }  // namespace jackpot

@@ -2,8 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+
+#include "controller/report_period.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
+#include "meters/invariant.h"
 
 namespace jackpot {
 namespace {
@@ -103,6 +107,12 @@ std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::s
   return {field.begin(), field.end()};
 }
 
+// Every call before the daemon's start is on record (StartGate).
+Status starting() {
+  return Status(StatusCode::UNAVAILABLE,
+                "jackpotd is starting: its start is not on record yet; retry");
+}
+
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
 // thread, and the committer answers a whole batch at once (docs/architecture.md §7).
 using TableServiceBase =
@@ -112,7 +122,7 @@ using TableServiceBase =
 
 class TableServiceImpl final : public TableServiceBase {
  public:
-  explicit TableServiceImpl(EngineHost& host) : host_(host) {}
+  TableServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
 
   grpc::ServerUnaryReactor* OpenRound(grpc::CallbackServerContext* context,
                                       const pb::OpenRoundRequest* request,
@@ -227,6 +237,7 @@ class TableServiceImpl final : public TableServiceBase {
   // The status of every link the table plays at once, then every change, until the call ends.
   Status WatchLinkStatus(ServerContext* context, const pb::WatchLinkStatusRequest* request,
                          grpc::ServerWriter<pb::LinkStatusUpdate>* writer) override {
+    if (gate_.config() == nullptr) return starting();
     const TableId table(request->table_id());
     const auto links =
         host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
@@ -261,6 +272,10 @@ class TableServiceImpl final : public TableServiceBase {
   grpc::ServerUnaryReactor* answer_when_durable(grpc::CallbackServerContext* context,
                                                 Command&& command, Fill fill) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    if (gate_.config() == nullptr) {
+      reactor->Finish(starting());
+      return reactor;
+    }
     host_.submit(std::forward<Command>(command), [reactor, fill](const auto& answer) {
       if (!answer) {
         reactor->Finish(to_status(answer.error()));
@@ -273,11 +288,18 @@ class TableServiceImpl final : public TableServiceBase {
   }
 
   EngineHost& host_;
+  const StartGate& gate_;
 };
 
-std::optional<std::int64_t> unix_us(const google::protobuf::Timestamp& time, bool present) {
+std::optional<WireTime> wire_time(const google::protobuf::Timestamp& time, bool present) {
   if (!present) return std::nullopt;
-  return time.seconds() * 1'000'000 + time.nanos() / 1'000;
+  return WireTime{time.seconds(), time.nanos()};
+}
+
+std::int64_t now_unix_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
@@ -293,19 +315,37 @@ void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
 
 class AdminServiceImpl final : public pb::AdminService::Service {
  public:
-  AdminServiceImpl(EngineHost& host, ReconciliationSource* reports)
-      : host_(host), reports_(reports) {}
+  AdminServiceImpl(EngineHost& host, ReconciliationSource* reports, const StartGate& gate)
+      : host_(host), reports_(reports), gate_(gate) {}
+
+  Status GetConfig(ServerContext*, const pb::GetConfigRequest*,
+                   pb::GetConfigResponse* response) override {
+    const ConfigInForce* config = gate_.config();
+    if (config == nullptr) return starting();
+    response->set_config_version(config->floor_version);
+    response->set_config_text(config->floor_text);
+    response->set_floor_file(config->floor_file);
+    response->set_floor_sha256(config->floor_sha256);
+    for (const ConfigInForce::PaytableText& paytable : config->paytables) {
+      auto* out = response->add_paytables();
+      out->set_paytable_id(paytable.id);
+      out->set_text(paytable.text);
+    }
+    response->set_daemon_version(config->daemon_version);
+    return Status::OK;
+  }
 
   Status GetReconciliationReport(ServerContext*, const pb::ReconciliationReportRequest* request,
                                  pb::ReconciliationReport* response) override {
+    if (gate_.config() == nullptr) return starting();
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     std::vector<LinkId> links;
     for (const auto& id : request->link_ids()) links.emplace_back(id);
-    const auto from = unix_us(request->from_time(), request->has_from_time());
-    const auto to = unix_us(request->to_time(), request->has_to_time());
-    if (from && to && *from > *to) {
-      return Status(StatusCode::INVALID_ARGUMENT, "from_time is after to_time");
-    }
+    const auto period =
+        check_report_period(wire_time(request->from_time(), request->has_from_time()),
+                            wire_time(request->to_time(), request->has_to_time()), now_unix_us());
+    if (!period) return Status(StatusCode::INVALID_ARGUMENT, period.error());
+    const auto [from, to] = *period;
     // Up to now: the end is a snapshot recorded for this report, so that every transfer
     // committed before the request is in it.
     if (!to && !host_.snapshot_balances(SnapshotReason::request)) {
@@ -314,8 +354,8 @@ class AdminServiceImpl final : public pb::AdminService::Service {
     }
     const auto report = reports_->reconcile(links, from, to);
     if (!report) return to_status(report.error());
-    *response->mutable_from_time() = request->from_time();
-    *response->mutable_to_time() = request->to_time();
+    if (from) set_time(*from, *response->mutable_from_time());
+    set_time(to.value_or(now_unix_us()), *response->mutable_to_time());
     for (const LinkReconciliation& link : *report) {
       if (!link.end_observed) {
         response->Clear();
@@ -350,6 +390,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
 
   Status TakeBalanceSnapshot(ServerContext*, const pb::TakeBalanceSnapshotRequest*,
                              pb::TakeBalanceSnapshotResponse* response) override {
+    if (gate_.config() == nullptr) return starting();
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     const auto taken = host_.snapshot_balances(SnapshotReason::request);
     if (!taken) {
@@ -366,6 +407,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
 
   Status AuditBalances(ServerContext*, const pb::AuditBalancesRequest*,
                        pb::AuditBalancesResponse* response) override {
+    if (gate_.config() == nullptr) return starting();
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     const auto audit = reports_->audit_balances();
     if (!audit) return to_status(audit.error());
@@ -385,6 +427,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
 
   Status ListMeters(ServerContext*, const pb::ListMetersRequest* request,
                     pb::ListMetersResponse* response) override {
+    if (gate_.config() == nullptr) return starting();
     std::vector<LinkId> ids;
     for (const auto& id : request->link_ids()) ids.emplace_back(id);
     const auto read = host_.read_durable([&](const Engine& engine) {
@@ -408,6 +451,7 @@ class AdminServiceImpl final : public pb::AdminService::Service {
 
   Status SetLinkStatus(ServerContext* context, const pb::SetLinkStatusRequest* request,
                        pb::SetLinkStatusResponse* response) override {
+    if (gate_.config() == nullptr) return starting();
     if (request->status() != pb::LINK_STATUS_OPEN && request->status() != pb::LINK_STATUS_CLOSED) {
       return Status(StatusCode::INVALID_ARGUMENT, "a link can be set OPEN or CLOSED");
     }
@@ -429,16 +473,24 @@ class AdminServiceImpl final : public pb::AdminService::Service {
  private:
   EngineHost& host_;
   ReconciliationSource* reports_;
+  const StartGate& gate_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> make_table_service(EngineHost& host) {
-  return std::make_unique<TableServiceImpl>(host);
+void StartGate::open(ConfigInForce config) {
+  JACKPOT_INVARIANT(!opened_.load(), "the start gate opened twice");
+  config_ = std::move(config);
+  opened_.store(true, std::memory_order_release);
 }
 
-std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports) {
-  return std::make_unique<AdminServiceImpl>(host, reports);
+std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate) {
+  return std::make_unique<TableServiceImpl>(host, gate);
+}
+
+std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,
+                                                  const StartGate& gate) {
+  return std::make_unique<AdminServiceImpl>(host, reports, gate);
 }
 
 }  // namespace jackpot

@@ -55,29 +55,51 @@ std::string json_object(const AuditDetail& detail) {
   return out;
 }
 
-void append_audit_event(pqxx::connection& connection, std::string_view principal,
+namespace {
+
+void insert_audit_event(pqxx::transaction_base& tx, std::string_view principal,
                         std::string_view action, const AuditDetail& detail) {
-  pqxx::work tx(connection, "append_audit_event");
   tx.exec_params("INSERT INTO audit_log (principal, action, detail) VALUES ($1, $2, $3::jsonb)",
                  std::string(principal), std::string(action), json_object(detail));
-  tx.commit();
 }
 
-std::int64_t record_floor_version(pqxx::connection& connection, const std::string& floor_text) {
+std::int64_t insert_floor_version(pqxx::transaction_base& tx, const std::string& floor_text) {
   // libpq sends text parameters as C strings: a NUL would store a cut copy.
   if (floor_text.find('\0') != std::string::npos) {
     throw std::invalid_argument("the floor text contains a NUL character");
   }
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
   const std::string digest = to_hex(sha256({bytes, floor_text.size()}));
-  pqxx::work tx(connection, "floor_version");
   tx.exec_params(
       "INSERT INTO floor_versions (sha256, floor_text) VALUES ($1, $2) "
       "ON CONFLICT (sha256) DO NOTHING",
       digest, floor_text);
-  const auto version =
-      tx.exec_params1("SELECT version FROM floor_versions WHERE sha256 = $1", digest)[0]
-          .as<std::int64_t>();
+  return tx.exec_params1("SELECT version FROM floor_versions WHERE sha256 = $1", digest)[0]
+      .as<std::int64_t>();
+}
+
+}  // namespace
+
+void append_audit_event(pqxx::connection& connection, std::string_view principal,
+                        std::string_view action, const AuditDetail& detail) {
+  pqxx::work tx(connection, "append_audit_event");
+  insert_audit_event(tx, principal, action, detail);
+  tx.commit();
+}
+
+std::int64_t record_floor_version(pqxx::connection& connection, const std::string& floor_text) {
+  pqxx::work tx(connection, "floor_version");
+  const std::int64_t version = insert_floor_version(tx, floor_text);
+  tx.commit();
+  return version;
+}
+
+std::int64_t record_start(pqxx::connection& connection, std::string_view principal,
+                          const std::optional<std::string>& floor_text, AuditDetail detail) {
+  pqxx::work tx(connection, "record_start");
+  const std::int64_t version = floor_text ? insert_floor_version(tx, *floor_text) : 0;
+  detail.emplace_back("floor_version", floor_text ? std::to_string(version) : "none");
+  insert_audit_event(tx, principal, "daemon.start", detail);
   tx.commit();
   return version;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <pqxx/connection>
 #include <string>
 #include <string_view>
@@ -20,6 +21,13 @@ void append_audit_event(pqxx::connection& connection, std::string_view principal
 // Records the floor configuration the daemon runs, once per distinct text, and returns its
 // version number (the same number each time the same floor starts again).
 std::int64_t record_floor_version(pqxx::connection& connection, const std::string& floor_text);
+
+// Records a daemon's start in one transaction, so that a start either is on record whole or not
+// at all: the floor's text when it runs one (as record_floor_version, whose number the event
+// names as floor_version; "none" without a floor) and the daemon.start audit event with
+// `detail`. Returns the floor's version, 0 without a floor.
+std::int64_t record_start(pqxx::connection& connection, std::string_view principal,
+                          const std::optional<std::string>& floor_text, AuditDetail detail);
 
 // A JSON object of string values, with every string escaped as RFC 8259 requires.
 std::string json_object(const AuditDetail& detail);

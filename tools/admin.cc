@@ -5,7 +5,10 @@
 //   jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON
 //   jackpotd-admin [--target HOST:PORT] snapshot
 //   jackpotd-admin [--target HOST:PORT] audit
+//   jackpotd-admin [--target HOST:PORT] config [--paytables]
 //
+// `config` prints the floor in force (its file, version and SHA-256, then its text) and with
+// --paytables the text of every paytable its tables use.
 // `report` exits 3 when a level does not balance, `audit` when the snapshot path and the full
 // re-sum of the transfers differ.
 // Amounts print as currency units with six decimals (micros), exactly as the ledger holds them.
@@ -47,7 +50,8 @@ int usage() {
                "[--to UNIX_SECONDS] [LINK...]\n"
                "       jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON\n"
                "       jackpotd-admin [--target HOST:PORT] snapshot\n"
-               "       jackpotd-admin [--target HOST:PORT] audit\n");
+               "       jackpotd-admin [--target HOST:PORT] audit\n"
+               "       jackpotd-admin [--target HOST:PORT] config [--paytables]\n");
   return 2;
 }
 
@@ -158,6 +162,25 @@ int link_status(pb::AdminService::Stub& stub, const std::vector<std::string>& ar
   return 0;
 }
 
+int config(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() > 1 || (args.size() == 1 && args[0] != "--paytables")) return usage();
+  pb::GetConfigResponse response;
+  grpc::ClientContext context;
+  if (auto status = stub.GetConfig(&context, {}, &response); !status.ok()) return failed(status);
+  std::printf("# floor %s, version %llu, sha256 %s (jackpotd %s)\n", response.floor_file().c_str(),
+              static_cast<unsigned long long>(response.config_version()),
+              response.floor_sha256().c_str(), response.daemon_version().c_str());
+  std::printf("%s", response.config_text().c_str());
+  for (const auto& paytable : response.paytables()) {
+    if (args.empty()) {
+      std::printf("# uses paytable %s\n", paytable.paytable_id().c_str());
+    } else {
+      std::printf("# paytable %s\n%s", paytable.paytable_id().c_str(), paytable.text().c_str());
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,5 +200,6 @@ int main(int argc, char** argv) {
   if (command == "link") return link_status(*stub, args);
   if (command == "snapshot" && args.empty()) return snapshot(*stub);
   if (command == "audit" && args.empty()) return audit(*stub);
+  if (command == "config") return config(*stub, args);
   return usage();
 }

@@ -435,5 +435,33 @@ TEST(FloorLoader, AnEmptyFloorIsAnEmptyConfiguration) {
   EXPECT_THAT(loaded->tables, IsEmpty());
 }
 
+// A daemon refuses what load_floor accepts but would serve nothing (a table without a link is
+// already the loader's refusal).
+TEST(FloorLoader, AFloorWithoutALinkOrATableCannotBeServed) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::vector<std::string> problems;
+  };
+  const Case cases[] = {
+      {"empty",
+       "",
+       {"f: the floor has no link (is the file empty, or only comments?)",
+        "f: the floor has no table"}},
+      {"comments only",
+       "# links { id: \"L\" }\n\n  # nothing else\n",
+       {"f: the floor has no link (is the file empty, or only comments?)",
+        "f: the floor has no table"}},
+      {"a link and no table", kLink, {"f: the floor has no table"}},
+      {"a link and a table", kLink + "\n" + kTable, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto loaded = load_floor(c.text, "f", shipped_paytables());
+    ASSERT_TRUE(loaded.ok()) << ::testing::PrintToString(loaded.error());
+    EXPECT_THAT(unservable_floor(*loaded, "f"), ElementsAreArray(c.problems));
+  }
+}
+
 }  // namespace
 }  // namespace jackpot
