@@ -8,6 +8,7 @@
 #include <set>
 
 #include "controller/engine_codec.h"
+#include "controller/request_limits.h"
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -279,8 +280,9 @@ struct Engine::TableState {
   };
   TableSettings settings;
   std::vector<PlayedLink> links;
-  std::optional<RoundState> current;   // The table's latest round, in any phase.
-  std::optional<RoundState> previous;  // The one before, kept for replays.
+  std::vector<const Paytable*> paytables;  // Of `links`, in their order: for keyed hands.
+  std::optional<RoundState> current;       // The table's latest round, in any phase.
+  std::optional<RoundState> previous;      // The one before, kept for replays.
 
   RoundState* round(RoundId id) {
     if (current && current->id == id) return &*current;
@@ -336,6 +338,7 @@ void Engine::add_tables() {
         if (candidate.id == played.paytable_id) paytable = &candidate;
       }
       table->links.push_back({find_link(played.link), paytable, played.community});
+      table->paytables.push_back(paytable);
     }
     tables_[settings.id.value()] = std::move(table);
   }
@@ -1149,10 +1152,17 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       const SeatHandRequest& hand = *reported[wager.seat];
       SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
       if (hand.keyed_hand) {
-        const auto event = hand_event_named(*hand.keyed_hand);
-        if (!event || *event == HandEvent::must_hit_by) {
-          return invalid("seat " + std::to_string(wager.seat) + ": '" + *hand.keyed_hand +
-                         "' is not a hand (e.g. ROYAL_FLUSH, FULL_HOUSE)");
+        const auto event = keyed_event(table.paytables, *hand.keyed_hand);
+        if (!event) {
+          return invalid("seat " + std::to_string(wager.seat) + ": " +
+                         quote_prefix(*hand.keyed_hand) +
+                         " is no row of the table's paytables (key a row as printed, e.g. "
+                         "\"Full House\")");
+        }
+        if (*event == HandEvent::must_hit_by) {
+          return invalid("seat " + std::to_string(wager.seat) + ": " +
+                         quote_prefix(*hand.keyed_hand) +
+                         " is not a hand: a Must-Hit-By level is won by the draw at the lock");
         }
         outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
       } else {

@@ -100,6 +100,31 @@ void check_must_hit_by_room(const std::string& where, std::uint32_t seats, const
   }
 }
 
+// A dealer keys a row by its label (keyed_event()): across the paytables a table plays, one
+// label's hand_key() must mean one hand.
+void check_keyed_labels(const std::string& name, const TableSettings& table,
+                        const std::vector<Paytable>& paytables,
+                        std::vector<std::string>& problems) {
+  struct Keyed {
+    const Paytable* paytable;
+    const PaytableRow* row;
+  };
+  std::map<std::string, Keyed> by_key;
+  for (const TableLinkSettings& played : table.links) {
+    const Paytable* paytable = find_paytable(paytables, played.paytable_id);
+    if (paytable == nullptr) continue;
+    for (const PaytableRow& row : paytable->rows) {
+      const auto [it, fresh] = by_key.emplace(hand_key(row.label.view()), Keyed{paytable, &row});
+      if (fresh || it->second.row->hand == row.hand) continue;
+      problems.push_back(
+          name + ": label '" + row.label.str() + "' is " + std::string(to_string(row.hand)) +
+          " on paytable " + paytable->id + " but label '" + it->second.row->label.str() + "' is " +
+          std::string(to_string(it->second.row->hand)) + " on paytable " + it->second.paytable->id +
+          ": a hand keyed at the table must mean one hand on all its paytables");
+    }
+  }
+}
+
 void check_table(const TableSettings& table,
                  const std::map<std::string, const LinkSettings*>& links,
                  const std::vector<Paytable>& paytables, std::vector<std::string>& problems) {
@@ -143,6 +168,7 @@ void check_table(const TableSettings& table,
     check_paytable_on_link(where, *paytable, *link->second, problems);
     check_must_hit_by_room(where, table.seats, *link->second, problems);
   }
+  check_keyed_labels(name, table, paytables, problems);
 }
 
 }  // namespace

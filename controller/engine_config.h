@@ -89,7 +89,8 @@ std::size_t community_count(CommunitySource source, GameRule table_game, GameRul
 // no all-zero weights); thresholds; each table's game, seats (1..20) and links: the link exists,
 // is listed once, the paytable exists, its rule fits the table's seat cards and community
 // source, every PERCENT level exists on the link and is not a Must-Hit-By level, every
-// MUST_HIT_BY row matches a Must-Hit-By level of the link with the same printed amount.
+// MUST_HIT_BY row matches a Must-Hit-By level of the link with the same printed amount; across a
+// table's paytables, labels with the same hand_key() name the same hand (keyed hands).
 std::vector<std::string> validate(const EngineConfig& config,
                                   const std::vector<Paytable>& paytables);
 

@@ -65,8 +65,10 @@ struct LockWagersRequest {
 
 struct SeatHandRequest {
   std::uint32_t seat = 0;
-  std::vector<std::string> cards;         // The seat's own cards, or empty when keyed.
-  std::optional<std::string> keyed_hand;  // A hand name (e.g. "FULL_HOUSE") keyed by the dealer.
+  std::vector<std::string> cards;  // The seat's own cards, or empty when keyed.
+  // A paytable row as the dealer keyed it ("Full House"), or a hand event's name ("FULL_HOUSE"):
+  // see keyed_event().
+  std::optional<std::string> keyed_hand;
   friend bool operator==(const SeatHandRequest&, const SeatHandRequest&) = default;
 };
 

@@ -68,6 +68,53 @@ std::optional<HandEvent> hand_event_named(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+bool ignored_in_key(char c) { return c == ' ' || c == '\t' || c == '-' || c == '_'; }
+
+char key_char(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
+std::string hand_key(std::string_view text) {
+  std::string key;
+  key.reserve(text.size());
+  for (const char c : text) {
+    if (!ignored_in_key(c)) key.push_back(key_char(c));
+  }
+  return key;
+}
+
+bool same_hand_key(std::string_view a, std::string_view b) {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (true) {
+    while (i < a.size() && ignored_in_key(a[i])) ++i;
+    while (j < b.size() && ignored_in_key(b[j])) ++j;
+    if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+    if (key_char(a[i]) != key_char(b[j])) return false;
+    ++i;
+    ++j;
+  }
+}
+
+std::optional<HandEvent> hand_event_keyed(std::string_view text) {
+  for (const auto& [event, name] : kEventNames) {
+    if (same_hand_key(name, text)) return event;
+  }
+  return std::nullopt;
+}
+
+std::optional<HandEvent> keyed_event(std::span<const Paytable* const> paytables,
+                                     std::string_view keyed) {
+  for (const Paytable* paytable : paytables) {
+    for (const PaytableRow& row : paytable->rows) {
+      if (same_hand_key(row.label.view(), keyed)) return row.hand;
+    }
+  }
+  return hand_event_keyed(keyed);
+}
+
 bool game_can_make(GameRule rule, HandEvent event) {
   switch (event) {
     case HandEvent::flopped_royal_flush:

@@ -60,6 +60,16 @@ constexpr std::uint8_t kHandEventCount = 24;
 // "ROYAL_FLUSH", as in the paytable files.
 std::string_view to_string(HandEvent event);
 std::optional<HandEvent> hand_event_named(std::string_view name);
+
+// What a keyed hand and a row's label are matched by: the text in lower case (ASCII), without
+// spaces, tabs, hyphens and underscores. "Full House", "full house", "FULL_HOUSE" and
+// "Full-House" all key "fullhouse"; "Royal Flush (Suit Specific)" keys
+// "royalflush(suitspecific)".
+std::string hand_key(std::string_view text);
+// hand_key(a) == hand_key(b), without making either.
+bool same_hand_key(std::string_view a, std::string_view b);
+// The hand event whose name (to_string()) has this key, if any.
+std::optional<HandEvent> hand_event_keyed(std::string_view text);
 // Whether a game's cards can make the event (flopped and community rows need a board, ...).
 bool game_can_make(GameRule rule, HandEvent event);
 
@@ -184,6 +194,13 @@ inline std::optional<std::size_t> resolve(const Paytable& paytable, const HandFa
   if ((facts.categories & paytable.reaching) == 0) return std::nullopt;
   return resolve_walk(paytable, facts, context);
 }
+
+// The hand a dealer keyed in at a table whose links use `paytables`: the hand of a row whose
+// label (as printed) has the keyed text's hand_key() on any of them, else the hand event of that
+// key (e.g. "FULL_HOUSE"); nothing when neither. The loaders make sure that a key names one hand
+// on a table (a label never keys another row's label or another hand's event name).
+std::optional<HandEvent> keyed_event(std::span<const Paytable* const> paytables,
+                                     std::string_view keyed);
 
 // Checks the cards, evaluates them under the paytable's rule and resolves the row.
 Result<std::optional<std::size_t>, CardError> resolve_cards(const Paytable& paytable,

@@ -175,6 +175,7 @@ class Checker {
   std::optional<PaytableError> check_rows_together(Paytable& paytable, const pb::Paytable& proto,
                                                    const FieldDescriptor* rows_field) {
     std::map<HandEvent, int> first_row;
+    std::map<std::string, int> first_label;  // By hand_key(): a keyed hand names one row.
     std::set<std::uint32_t> percent_levels;
     std::set<std::uint32_t> must_hit_by_levels;
     for (int i = 0; i < proto.rows_size(); ++i) {
@@ -186,6 +187,16 @@ class Checker {
                     "duplicate row for " + std::string(to_string(row.hand)) + " (first at line " +
                         std::to_string(tree_.GetLocation(rows_field, it->second).line + 1) + ")");
       }
+      if (auto problem = label_key_problem(row)) return fail(where, *problem);
+      const auto [same_key, fresh_key] = first_label.emplace(hand_key(row.label.view()), i);
+      if (!fresh_key) {
+        return fail(where,
+                    "label '" + row.label.str() + "' keys like label '" +
+                        paytable.rows[static_cast<std::size_t>(same_key->second)].label.str() +
+                        "' (first at line " +
+                        std::to_string(tree_.GetLocation(rows_field, same_key->second).line + 1) +
+                        "): a dealer keying it could mean either row");
+      }
       if (row.kind == PayKind::percent) percent_levels.insert(row.level);
       if (row.kind == PayKind::must_hit_by) {
         if (percent_levels.count(row.level) != 0 || !must_hit_by_levels.insert(row.level).second) {
@@ -196,6 +207,20 @@ class Checker {
         return fail(where, "level " + std::to_string(row.level) + " is a Must-Hit-By level");
       }
       if (row.hand == HandEvent::community_royal_flush) paytable.lists_community_royal = true;
+    }
+    return std::nullopt;
+  }
+
+  // A label is keyed by its hand_key() (controller/paytable.h): it must key something, and not
+  // the name of another hand event, which a dealer may key too.
+  static std::optional<std::string> label_key_problem(const PaytableRow& row) {
+    if (hand_key(row.label.view()).empty()) {
+      return "label '" + row.label.str() + "' has nothing a dealer could key";
+    }
+    const auto named = hand_event_keyed(row.label.view());
+    if (named && *named != row.hand) {
+      return "label '" + row.label.str() + "' of a " + std::string(to_string(row.hand)) +
+             " row keys like the hand " + std::string(to_string(*named));
     }
     return std::nullopt;
   }

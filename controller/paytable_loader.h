@@ -17,7 +17,9 @@ struct PaytableError {
 // Parses and validates one paytable in Protobuf text format (jackpot.config.v1.Paytable).
 // `origin` names the text in errors (its file name). Refused: syntax errors and unknown fields
 // or hands; a missing id, game, base wager or label; a duplicate row; a hand the game cannot
-// make; a PERCENT row without a level or outside 1..100 %; a DYNAMIC row without exactly ten
+// make; two labels with the same hand_key() (a dealer keying one would mean either row), a
+// label that keys as another hand's name or keys nothing; a PERCENT row without a level or
+// outside 1..100 %; a DYNAMIC row without exactly ten
 // options; amounts that are not whole cents; a level used both for percentages and as a
 // Must-Hit-By level; a Dynamic Pay selection that does not fit the DYNAMIC rows.
 Result<Paytable, PaytableError> load_paytable(std::string_view text, std::string_view origin);

@@ -1,0 +1,156 @@
+// The real jackpotd over real gRPC does what proto/jackpot/v1/table.proto says (issue #14 item
+// 1): a keyed hand is the paytable row as printed.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <regex>
+
+#include "jackpot/v1/table.grpc.pb.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/test_database.h"
+
+namespace jackpot {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::DaemonProcess;
+using testing::TestDatabase;
+namespace pb = ::jackpot::v1;
+
+// PT-BJS-HUH-5CP-01 pays Full House 10.00 and Four-of-a-Kind 50.00 for 1 from the tray; payouts
+// from 20.00 up wait for a supervisor.
+constexpr const char* kFloor = R"(
+links {
+  id: "sem-link"
+  base_wager: "1.00"
+  approval_threshold: "20.00"
+  levels {
+    level: 1
+    name: "Royal Flush"
+    seed: "1000.00"
+    meter_rate_ppm: 150000
+    reserve_rate_ppm: 25000
+  }
+}
+tables {
+  id: "T1"
+  game: TABLE_GAME_HEADS_UP_HOLDEM
+  seats: 6
+  links { link_id: "sem-link" paytable_id: "PT-BJS-HUH-5CP-01" }
+}
+)";
+
+class ApiSemanticsEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/jackpotd-floor.XXXXXX";
+    close(mkstemp(name));
+    floor_ = name;
+    std::ofstream(floor_) << kFloor;
+    daemon_ = std::make_unique<DaemonProcess>(std::vector<std::string>{
+        "--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics", "off", "--floor", floor_});
+    const auto line = daemon_->read_stdout_line(30s);
+    ASSERT_TRUE(line) << daemon_->stderr_text();
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
+    table_ = pb::TableService::NewStub(
+        grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    daemon_->send_signal(SIGTERM);
+    EXPECT_EQ(daemon_->wait_for_exit(20s), 0) << daemon_->stderr_text();
+    unlink(floor_.c_str());
+  }
+
+  template <typename Request, typename Response, typename Call>
+  grpc::Status call(Call method, const Request& request, Response* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    return ((*table_).*method)(&context, request, response);
+  }
+
+  // Opens `round` at T1 and locks $1 for each of `seats`.
+  void open_and_lock(std::uint64_t round, const std::vector<std::uint32_t>& seats) {
+    pb::OpenRoundRequest open;
+    open.set_table_id("T1");
+    open.set_round_id(round);
+    pb::OpenRoundResponse opened;
+    ASSERT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+    pb::LockWagersRequest lock;
+    lock.set_table_id("T1");
+    lock.set_round_id(round);
+    for (const std::uint32_t seat : seats) {
+      auto* wager = lock.add_wagers();
+      wager->set_seat(seat);
+      wager->set_link_id("sem-link");
+      wager->set_amount_cents(100);
+    }
+    pb::LockWagersResponse locked;
+    ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &locked).ok());
+  }
+
+  static pb::SettleRoundRequest keyed_settle(
+      std::uint64_t round, const std::vector<std::pair<std::uint32_t, std::string>>& seats) {
+    pb::SettleRoundRequest settle;
+    settle.set_table_id("T1");
+    settle.set_round_id(round);
+    for (const auto& [seat, keyed] : seats) {
+      auto* hand = settle.add_seats();
+      hand->set_seat(seat);
+      hand->set_keyed_hand(keyed);
+    }
+    return settle;
+  }
+
+  static const pb::SeatResult* result_of(const pb::SettleRoundResponse& response,
+                                         std::uint32_t seat) {
+    for (const pb::SeatResult& result : response.results()) {
+      if (result.seat() == seat) return &result;
+    }
+    return nullptr;
+  }
+
+  TestDatabase database_;
+  std::string floor_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<pb::TableService::Stub> table_;
+};
+
+// The proto documents keyed_hand as the paytable row, e.g. "Full House": a table that keys the
+// rows as printed (in any case, with or without spaces and hyphens) is paid those rows.
+TEST_F(ApiSemanticsEndToEnd, AKeyedHandIsThePaytableRowAsPrinted) {
+  open_and_lock(1, {1, 2, 3});
+  pb::SettleRoundResponse refused;
+  const auto unknown =
+      call(&pb::TableService::Stub::SettleRound,
+           keyed_settle(1, {{1, "Full House"}, {2, "Fulll House"}, {3, "Flush"}}), &refused);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(unknown.error_message().find("'Fulll House' is no row of the table's paytables"),
+            std::string::npos)
+      << unknown.error_message();
+
+  pb::SettleRoundResponse settled;
+  const auto status =
+      call(&pb::TableService::Stub::SettleRound,
+           keyed_settle(1, {{1, "Full House"}, {2, "four of a kind"}, {3, "FLUSH"}}), &settled);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const pb::SeatResult* full_house = result_of(settled, 1);
+  ASSERT_NE(full_house, nullptr);
+  EXPECT_EQ(full_house->hand(), "Full House");
+  EXPECT_TRUE(full_house->dealer_keyed());
+  ASSERT_EQ(full_house->awards_size(), 1);
+  EXPECT_EQ(full_house->awards(0).amount_cents(), 1000);
+  const pb::SeatResult* four = result_of(settled, 2);
+  ASSERT_NE(four, nullptr);
+  EXPECT_EQ(four->hand(), "Four-of-a-Kind");
+  EXPECT_EQ(four->total_cents(), 5000);
+  const pb::SeatResult* flush = result_of(settled, 3);
+  ASSERT_NE(flush, nullptr);
+  EXPECT_EQ(flush->hand(), "Flush");
+}
+
+}  // namespace
+}  // namespace jackpot
