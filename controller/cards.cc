@@ -3,13 +3,15 @@
 #include <array>
 #include <cstdint>
 
+#include "controller/request_limits.h"
+
 namespace jackpot {
 
 using cards_detail::kLetters;
 
 Result<Card, CardError> parse_card(std::string_view text) {
   // Messages are built only on failure: parsing is on the path of every settlement.
-  const auto quoted = [text] { return "'" + std::string(text) + "'"; };
+  const auto quoted = [text] { return quote_prefix(text); };
   if (text.size() < 2 || text.size() > 3) {
     return CardError{quoted() + " is not a card (expected a rank and a suit, e.g. As, Td, 10h)"};
   }

@@ -31,6 +31,7 @@
 #include "controller/grpc_services.h"
 #include "controller/os_random.h"
 #include "controller/paytable_loader.h"
+#include "controller/request_limits.h"
 #include "meters/sha256.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
@@ -293,6 +294,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
   // tables between two sequencers, so a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A larger request is RESOURCE_EXHAUSTED before it is read (docs/limits.md).
+  builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
   counters.push_back(std::make_unique<CallCounter>());
   const auto* calls = static_cast<const CallCounter*>(counters.back().get());

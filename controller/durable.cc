@@ -9,6 +9,7 @@
 
 #include "controller/floor_loader.h"
 #include "controller/recovery.h"
+#include "controller/request_limits.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
 #include "storage/record_writer.h"
@@ -428,7 +429,8 @@ Result<std::vector<LinkReconciliation>, EngineFailure> PostgresDurability::recon
   for (const LinkId& id : links) {
     const bool known = std::any_of(config_.links.begin(), config_.links.end(),
                                    [&](const LinkSettings& link) { return link.meters.id == id; });
-    if (!known) return EngineFailure{EngineError::unknown_link, "no link '" + id.value() + "'"};
+    if (!known)
+      return EngineFailure{EngineError::unknown_link, "no link " + quote_prefix(id.value())};
   }
   // The connection outlives the guard watching its socket, whose number a closed socket frees.
   std::unique_ptr<pqxx::connection> connection;

@@ -452,7 +452,7 @@ const Link* Engine::link(const LinkId& id) const {
 namespace {
 
 EngineFailure no_table(const TableId& id) {
-  return failure(EngineError::unknown_table, "no table '" + id.value() + "'");
+  return failure(EngineError::unknown_table, "no table " + quote_prefix(id.value()));
 }
 
 }  // namespace
@@ -530,7 +530,9 @@ Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, Link
                                                           const std::string& changed_by,
                                                           const std::string& reason, Records& out) {
   LinkState* state = find_link(id);
-  if (state == nullptr) return failure(EngineError::unknown_link, "no link '" + id.value() + "'");
+  if (state == nullptr) {
+    return failure(EngineError::unknown_link, "no link " + quote_prefix(id.value()));
+  }
   if (changed_by.empty()) return invalid("a status change needs the name of who asks for it");
   if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
     return invalid("a status change needs a reason");
@@ -781,11 +783,11 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
       if (table.links[i].link->settings.meters.id == wager.link) index = i;
     }
     if (index == table.links.size()) {
-      return invalid("table " + request.table.value() + " does not play link '" +
-                     wager.link.value() + "'");
+      return invalid("table " + request.table.value() + " does not play link " +
+                     quote_prefix(wager.link.value()));
     }
     if (seats_seen[index] & (1U << wager.seat)) {
-      return invalid(seat() + " wagers twice on link '" + wager.link.value() + "'");
+      return invalid(seat() + " wagers twice on link " + quote_prefix(wager.link.value()));
     }
     seats_seen[index] |= 1U << wager.seat;
     const LinkState& link = *table.links[index].link;

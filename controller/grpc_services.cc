@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "controller/report_period.h"
+#include "controller/request_checks.h"
+#include "controller/request_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "meters/invariant.h"
@@ -113,23 +115,107 @@ Status starting() {
                 "jackpotd is starting: its start is not on record yet; retry");
 }
 
+// Why a request's bytes are refused when they do not parse as its message (a truncated or
+// foreign message, a string field that is not UTF-8, or no message at all). gRPC itself would
+// answer UNIMPLEMENTED (callback methods) or INTERNAL (sync methods) with no message.
+template <typename Request>
+Status unparsable() {
+  return Status(StatusCode::INVALID_ARGUMENT,
+                "the request is not a valid " + Request::descriptor()->full_name() +
+                    ": its bytes do not parse as that message (string fields must be UTF-8)");
+}
+
+// Parses a request's bytes and checks its sizes (request_problem): the refusal, or nothing when
+// `request` holds a request the service may serve.
+template <typename Request>
+std::optional<Status> read_request(const grpc::ByteBuffer& bytes, Request& request) {
+  grpc::ByteBuffer copy(bytes);  // Deserialize consumes its buffer; this shares the slices.
+  if (!grpc::SerializationTraits<Request>::Deserialize(&copy, &request).ok()) {
+    return unparsable<Request>();
+  }
+  if (auto problem = request_problem(request)) {
+    return Status(StatusCode::INVALID_ARGUMENT, *problem);
+  }
+  return std::nullopt;
+}
+
+// A unary call on the raw callback API: the request as parsed, the response being filled, and
+// how the call ends. Shared by the adapter and the engine's answer callback.
+template <typename Request, typename Response>
+class UnaryCall {
+ public:
+  UnaryCall(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out)
+      : reactor_(reactor), out_(out) {}
+
+  Request request;
+  Response response;
+
+  // Ends the call with `status`, and with the response when `status` is OK.
+  void finish(const Status& status) {
+    if (status.ok()) {
+      bool own_buffer = false;
+      const Status serialized =
+          grpc::SerializationTraits<Response>::Serialize(response, out_, &own_buffer);
+      if (!serialized.ok()) {
+        reactor_->Finish(serialized);
+        return;
+      }
+    }
+    reactor_->Finish(status);
+  }
+
+ private:
+  grpc::ServerUnaryReactor* reactor_;
+  grpc::ByteBuffer* out_;
+};
+
+template <typename Request, typename Response>
+using UnaryCallPtr = std::shared_ptr<UnaryCall<Request, Response>>;
+
+// Parses and checks the request of a raw unary call, then hands the call to `serve`; a request
+// that does not parse or is too large is INVALID_ARGUMENT and never reaches the engine.
+template <typename Request, typename Response, typename Serve>
+grpc::ServerUnaryReactor* serve_unary(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out,
+                                      Serve serve) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto call = std::make_shared<UnaryCall<Request, Response>>(reactor, out);
+  if (auto refusal = read_request(*bytes, call->request)) {
+    call->finish(*refusal);
+    return reactor;
+  }
+  serve(std::move(call));
+  return reactor;
+}
+
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
-// thread, and the committer answers a whole batch at once (docs/architecture.md §7).
-using TableServiceBase =
-    pb::TableService::WithCallbackMethod_OpenRound<pb::TableService::WithCallbackMethod_LockWagers<
-        pb::TableService::WithCallbackMethod_SettleRound<
-            pb::TableService::WithCallbackMethod_VoidRound<pb::TableService::Service>>>>;
+// thread, and the committer answers a whole batch at once (docs/architecture.md §7). They are
+// raw methods that parse their own requests, so that bytes that do not parse are
+// INVALID_ARGUMENT with a message (read_request).
+using TableServiceBase = pb::TableService::WithRawCallbackMethod_OpenRound<
+    pb::TableService::WithRawCallbackMethod_LockWagers<
+        pb::TableService::WithRawCallbackMethod_SettleRound<
+            pb::TableService::WithRawCallbackMethod_VoidRound<
+                pb::TableService::WithSplitStreamingMethod_WatchLinkStatus<
+                    pb::TableService::Service>>>>>;
 
 class TableServiceImpl final : public TableServiceBase {
  public:
   TableServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
 
   grpc::ServerUnaryReactor* OpenRound(grpc::CallbackServerContext* context,
-                                      const pb::OpenRoundRequest* request,
-                                      pb::OpenRoundResponse* response) override {
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return serve_unary<pb::OpenRoundRequest, pb::OpenRoundResponse>(
+        context, request, response, [this](auto call) { open_round(std::move(call)); });
+  }
+
+  void open_round(UnaryCallPtr<pb::OpenRoundRequest, pb::OpenRoundResponse> call) {
+    const pb::OpenRoundRequest* request = &call->request;
+    pb::OpenRoundResponse* response = &call->response;
     const OpenRoundRequest command{TableId(request->table_id()), RoundId(request->round_id())};
-    return answer_when_durable(
-        context,
+    answer_when_durable(
+        std::move(call),
         [&](Engine& engine, Records& records) { return engine.open_round(command, records); },
         [response](const OpenRoundAnswer& answer) {
           response->set_table_id(answer.table.value());
@@ -149,15 +235,22 @@ class TableServiceImpl final : public TableServiceBase {
   }
 
   grpc::ServerUnaryReactor* LockWagers(grpc::CallbackServerContext* context,
-                                       const pb::LockWagersRequest* request,
-                                       pb::LockWagersResponse* response) override {
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override {
+    return serve_unary<pb::LockWagersRequest, pb::LockWagersResponse>(
+        context, request, response, [this](auto call) { lock_wagers(std::move(call)); });
+  }
+
+  void lock_wagers(UnaryCallPtr<pb::LockWagersRequest, pb::LockWagersResponse> call) {
+    const pb::LockWagersRequest* request = &call->request;
+    pb::LockWagersResponse* response = &call->response;
     LockWagersRequest command{TableId(request->table_id()), RoundId(request->round_id()), {}};
     command.wagers.reserve(static_cast<std::size_t>(request->wagers_size()));
     for (const auto& wager : request->wagers()) {
       command.wagers.push_back({wager.seat(), LinkId(wager.link_id()), wager.amount_cents()});
     }
-    return answer_when_durable(
-        context,
+    answer_when_durable(
+        std::move(call),
         [&](Engine& engine, Records& records) { return engine.lock_wagers(command, records); },
         [response](const LockWagersAnswer& answer) {
           response->set_table_id(answer.table.value());
@@ -175,8 +268,15 @@ class TableServiceImpl final : public TableServiceBase {
   }
 
   grpc::ServerUnaryReactor* SettleRound(grpc::CallbackServerContext* context,
-                                        const pb::SettleRoundRequest* request,
-                                        pb::SettleRoundResponse* response) override {
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override {
+    return serve_unary<pb::SettleRoundRequest, pb::SettleRoundResponse>(
+        context, request, response, [this](auto call) { settle_round(std::move(call)); });
+  }
+
+  void settle_round(UnaryCallPtr<pb::SettleRoundRequest, pb::SettleRoundResponse> call) {
+    const pb::SettleRoundRequest* request = &call->request;
+    pb::SettleRoundResponse* response = &call->response;
     SettleRoundRequest command{TableId(request->table_id()),
                                RoundId(request->round_id()),
                                {},
@@ -189,8 +289,8 @@ class TableServiceImpl final : public TableServiceBase {
       if (seat.hand_case() == pb::SeatHand::kKeyedHand) hand.keyed_hand = seat.keyed_hand();
       command.seats.push_back(std::move(hand));
     }
-    return answer_when_durable(
-        context,
+    answer_when_durable(
+        std::move(call),
         [&](Engine& engine, Records& records) { return engine.settle_round(command, records); },
         [response](const SettleRoundAnswer& answer) {
           response->set_table_id(answer.table.value());
@@ -219,12 +319,19 @@ class TableServiceImpl final : public TableServiceBase {
   }
 
   grpc::ServerUnaryReactor* VoidRound(grpc::CallbackServerContext* context,
-                                      const pb::VoidRoundRequest* request,
-                                      pb::VoidRoundResponse* response) override {
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return serve_unary<pb::VoidRoundRequest, pb::VoidRoundResponse>(
+        context, request, response, [this](auto call) { void_round(std::move(call)); });
+  }
+
+  void void_round(UnaryCallPtr<pb::VoidRoundRequest, pb::VoidRoundResponse> call) {
+    const pb::VoidRoundRequest* request = &call->request;
+    pb::VoidRoundResponse* response = &call->response;
     const VoidRoundRequest command{TableId(request->table_id()), RoundId(request->round_id()),
                                    request->reason()};
-    return answer_when_durable(
-        context,
+    answer_when_durable(
+        std::move(call),
         [&](Engine& engine, Records& records) { return engine.void_round(command, records); },
         [response](const VoidRoundAnswer& answer) {
           response->set_table_id(answer.table.value());
@@ -235,13 +342,21 @@ class TableServiceImpl final : public TableServiceBase {
   }
 
   // The status of every link the table plays at once, then every change, until the call ends.
-  Status WatchLinkStatus(ServerContext* context, const pb::WatchLinkStatusRequest* request,
-                         grpc::ServerWriter<pb::LinkStatusUpdate>* writer) override {
+  // A split-streaming method reads its own request: bytes that do not parse are INVALID_ARGUMENT.
+  Status StreamedWatchLinkStatus(ServerContext* context,
+                                 grpc::ServerSplitStreamer<pb::WatchLinkStatusRequest,
+                                                           pb::LinkStatusUpdate>* writer) override {
+    pb::WatchLinkStatusRequest request;
+    if (!writer->Read(&request)) return unparsable<pb::WatchLinkStatusRequest>();
+    if (auto problem = request_problem(request)) {
+      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    }
     if (gate_.config() == nullptr) return starting();
-    const TableId table(request->table_id());
+    const TableId table(request.table_id());
     const auto links =
         host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
-    if (links.empty()) return Status(StatusCode::NOT_FOUND, "no table '" + table.value() + "'");
+    if (links.empty())
+      return Status(StatusCode::NOT_FOUND, "no table " + quote_prefix(table.value()));
     std::map<std::string, LinkStatus> sent;
     std::uint64_t version = host_.status_version();
     while (!context->IsCancelled() && !host_.stopping()) {
@@ -268,23 +383,20 @@ class TableServiceImpl final : public TableServiceBase {
  private:
   // Runs `command` on the engine now and finishes the call once its answer is durable: `fill`
   // writes a successful answer into the response; a refusal or a lost batch becomes its status.
-  template <typename Command, typename Fill>
-  grpc::ServerUnaryReactor* answer_when_durable(grpc::CallbackServerContext* context,
-                                                Command&& command, Fill fill) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  template <typename Request, typename Response, typename Command, typename Fill>
+  void answer_when_durable(UnaryCallPtr<Request, Response> call, Command&& command, Fill fill) {
     if (gate_.config() == nullptr) {
-      reactor->Finish(starting());
-      return reactor;
+      call->finish(starting());
+      return;
     }
-    host_.submit(std::forward<Command>(command), [reactor, fill](const auto& answer) {
+    host_.submit(std::forward<Command>(command), [call, fill](const auto& answer) {
       if (!answer) {
-        reactor->Finish(to_status(answer.error()));
+        call->finish(to_status(answer.error()));
         return;
       }
       fill(*answer);
-      reactor->Finish(Status::OK);
+      call->finish(Status::OK);
     });
-    return reactor;
   }
 
   EngineHost& host_;
@@ -313,7 +425,19 @@ void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
   out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
 }
 
-class AdminServiceImpl final : public pb::AdminService::Service {
+// The admin calls block (database reads), so they stay on the sync API, as streamed unary
+// methods that read their own request: bytes that do not parse are INVALID_ARGUMENT with a
+// message, and every request passes request_problem before its method runs.
+using AdminServiceBase = pb::AdminService::WithStreamedUnaryMethod_GetConfig<
+    pb::AdminService::WithStreamedUnaryMethod_ListMeters<
+        pb::AdminService::WithStreamedUnaryMethod_SetLinkStatus<
+            pb::AdminService::WithStreamedUnaryMethod_AdjustMeter<
+                pb::AdminService::WithStreamedUnaryMethod_GetReconciliationReport<
+                    pb::AdminService::WithStreamedUnaryMethod_TakeBalanceSnapshot<
+                        pb::AdminService::WithStreamedUnaryMethod_AuditBalances<
+                            pb::AdminService::Service>>>>>>>;
+
+class AdminServiceImpl final : public AdminServiceBase {
  public:
   AdminServiceImpl(EngineHost& host, ReconciliationSource* reports, const StartGate& gate)
       : host_(host), reports_(reports), gate_(gate) {}
@@ -333,6 +457,50 @@ class AdminServiceImpl final : public pb::AdminService::Service {
     }
     response->set_daemon_version(config->daemon_version);
     return Status::OK;
+  }
+
+  template <typename Request, typename Response>
+  using Streamer = grpc::ServerUnaryStreamer<Request, Response>;
+
+  Status StreamedGetConfig(ServerContext* context,
+                           Streamer<pb::GetConfigRequest, pb::GetConfigResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::GetConfig);
+  }
+  Status StreamedListMeters(
+      ServerContext* context,
+      Streamer<pb::ListMetersRequest, pb::ListMetersResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::ListMeters);
+  }
+  Status StreamedSetLinkStatus(
+      ServerContext* context,
+      Streamer<pb::SetLinkStatusRequest, pb::SetLinkStatusResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::SetLinkStatus);
+  }
+  Status StreamedAdjustMeter(
+      ServerContext* context,
+      Streamer<pb::AdjustMeterRequest, pb::AdjustMeterResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::AdjustMeter);
+  }
+  Status StreamedGetReconciliationReport(
+      ServerContext* context,
+      Streamer<pb::ReconciliationReportRequest, pb::ReconciliationReport>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::GetReconciliationReport);
+  }
+  Status StreamedTakeBalanceSnapshot(
+      ServerContext* context,
+      Streamer<pb::TakeBalanceSnapshotRequest, pb::TakeBalanceSnapshotResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::TakeBalanceSnapshot);
+  }
+  Status StreamedAuditBalances(
+      ServerContext* context,
+      Streamer<pb::AuditBalancesRequest, pb::AuditBalancesResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::AuditBalances);
+  }
+
+  // Not implemented yet (issue #14 adds it): what the generated service answers.
+  Status AdjustMeter(ServerContext* context, const pb::AdjustMeterRequest* request,
+                     pb::AdjustMeterResponse* response) override {
+    return pb::AdminService::Service::AdjustMeter(context, request, response);
   }
 
   Status GetReconciliationReport(ServerContext*, const pb::ReconciliationReportRequest* request,
@@ -360,8 +528,8 @@ class AdminServiceImpl final : public pb::AdminService::Service {
       if (!link.end_observed) {
         response->Clear();
         return Status(StatusCode::FAILED_PRECONDITION,
-                      "no balance snapshot of link '" + link.link.value() +
-                          "' was taken at or before to_time: the end of the period cannot be "
+                      "no balance snapshot of link " + quote_prefix(link.link.value()) +
+                          " was taken at or before to_time: the end of the period cannot be "
                           "observed; take one (TakeBalanceSnapshot) or choose a later to_time");
       }
       for (const LevelReconciliation& level : link.levels) {
@@ -471,6 +639,23 @@ class AdminServiceImpl final : public pb::AdminService::Service {
   }
 
  private:
+  // Reads the one request of a unary call, checks it and runs `method` on it: the status of a
+  // request that does not parse or is too large, or the method's.
+  template <typename Request, typename Response>
+  Status serve_unary(ServerContext* context, Streamer<Request, Response>* stream,
+                     Status (AdminServiceImpl::*method)(ServerContext*, const Request*,
+                                                        Response*)) {
+    Request request;
+    if (!stream->Read(&request)) return unparsable<Request>();
+    if (auto problem = request_problem(request)) {
+      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    }
+    Response response;
+    const Status status = (this->*method)(context, &request, &response);
+    if (status.ok()) stream->Write(response);
+    return status;
+  }
+
   EngineHost& host_;
   ReconciliationSource* reports_;
   const StartGate& gate_;
