@@ -8,6 +8,7 @@
 #include <set>
 
 #include "controller/engine_codec.h"
+#include "controller/request_canonical.h"
 #include "controller/request_limits.h"
 #include "meters/adjustment.h"
 #include "meters/invariant.h"
@@ -49,8 +50,13 @@ template <typename Answer, typename Request, typename Message>
 std::optional<Result<Answer, EngineFailure>> replay(const std::optional<EncodedCommand>& first,
                                                     const Request& request, Message differs) {
   if (!first) return std::nullopt;
-  if (encode(request) == first->request())
+  // Compared by canonical form, not by bytes: the same request spelt otherwise (wagers in
+  // another order, "10s" for "Ts", ...) or kept in an older codec version is the same request.
+  auto kept = decode<Request>(first->request());
+  JACKPOT_INVARIANT(kept.has_value(), "a kept request decodes");
+  if (canonical(std::move(*kept)) == canonical(request)) {
     return Result<Answer, EngineFailure>(first_answer<Answer>(*first));
+  }
   return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs()));
 }
 
@@ -1051,8 +1057,9 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
         round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
         out.hits.push_back(
             {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
-        answer.must_hit_by_hits.push_back(
-            {link_id, hit.level, static_cast<std::uint32_t>(seats[winner]), hit.amount, draw_id});
+        answer.must_hit_by_hits.push_back({link_id, hit.level,
+                                           static_cast<std::uint32_t>(seats[winner]), hit.amount,
+                                           draw_id, payout.state});
       }
       if (!results[i].hits.empty()) note_awards(table, link);
       link.scratch.clear();
@@ -1128,6 +1135,20 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
   return std::nullopt;
 }
 
+// The state a Must-Hit-By hit's payout was created in, as the lock's answer recorded it; empty
+// for a lock answer kept before the codec recorded it.
+std::optional<PayoutState> hit_payout_state(const std::optional<LockWagersAnswer>& locked,
+                                            const LinkId& link, const RoundSnapshot::Hit& hit) {
+  if (locked) {
+    for (const MustHitByHitView& view : locked->must_hit_by_hits) {
+      if (view.link == link && view.level == hit.level && view.payout_state) {
+        return view.payout_state;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct Engine::SettleScratch {
@@ -1184,6 +1205,14 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     if (wagering[seat] && reported[seat] == nullptr) {
       return invalid("seat " + std::to_string(seat) + " wagered but has no hand");
     }
+  }
+
+  // Link cards where no link draws them would be kept as if they counted.
+  if (!request.link_cards.empty() &&
+      std::none_of(table.links.begin(), table.links.end(), [](const auto& played) {
+        return played.community == CommunitySource::link_cards;
+      })) {
+    return invalid("link cards sent to table " + request.table.value() + ", whose links draw none");
   }
 
   // Every card, validated and unique across seats, board and link cards.
@@ -1511,7 +1540,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       const Decided& award = decided[k];
       SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
       result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
-                               award.amount, award.payout});
+                               award.amount, award.payout, created[k].state});
       result.total = *result.total.plus(award.amount);
       // Only pending payouts stay in memory; paid ones live on in the records (and storage).
       if (created[k].state == PayoutState::pending) {
@@ -1520,11 +1549,17 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       }
       out.payouts.push_back(std::move(created[k]));
     }
-    // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now.
+    // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now, each
+    // with its payout's state as the lock created it (its kept answer says).
+    const auto locked = round->hits.empty() || !round->locked
+                            ? std::optional<LockWagersAnswer>()
+                            : decode<LockWagersAnswer>(round->locked->answer());
     for (const auto& hit : round->hits) {
       SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
-      result.awards.push_back(
-          {result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0, hit.amount, hit.payout});
+      auto state = hit_payout_state(locked, result.link, hit);
+      if (!state && payouts_.count(hit.payout.value()) != 0) state = PayoutState::pending;
+      result.awards.push_back({result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0,
+                               hit.amount, hit.payout, state});
       result.total = *result.total.plus(hit.amount);
     }
     meters_of_table(table, answer.meters);
@@ -1544,11 +1579,16 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   TableState& table = *found->first;
   RoundState* round = found->second;
   if (has_nul(request.reason)) return invalid("a void reason may not contain NUL characters");
-  if (auto first = replay<VoidRoundAnswer>(round->voided, request, [&] {
-        return round_name(request.table, request.round) + " was already voided for another reason";
-      })) {
-    return *first;
+  // A replay of the accepted void answers first, whatever its reason (journals from before blank
+  // reasons were refused keep some); then a blank reason is refused before any other answer.
+  auto first = replay<VoidRoundAnswer>(round->voided, request, [&] {
+    return round_name(request.table, request.round) + " was already voided for another reason";
+  });
+  if (first && first->ok()) return *first;
+  if (request.reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("a void needs a reason (e.g. \"misdeal\")");
   }
+  if (first) return *first;
   if (round->phase != RoundPhase::open && round->phase != RoundPhase::locked) {
     return failure(EngineError::wrong_round_state,
                    round_name(request.table, request.round) + " is settled and cannot be voided");

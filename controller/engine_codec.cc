@@ -7,7 +7,11 @@
 namespace jackpot {
 namespace {
 
-constexpr char kVersion = 1;
+// The format written now. Version 1 (before answers said whether each award's payout was paid
+// at once or waits for a supervisor) is still read, for the answers journals kept before: its
+// messages lack the members that fields() reads only from version 2 on, which decode empty.
+constexpr char kVersion = 2;
+constexpr char kOldestVersion = 1;
 
 // Each message lists its members once; the writer and the reader walk the same list.
 template <typename A>
@@ -41,6 +45,7 @@ void fields(A& a, LockWagersRequest& v) {
 template <typename A>
 void fields(A& a, MustHitByHitView& v) {
   a(v.link, v.level, v.seat, v.amount, v.draw_id);
+  if (a.version() >= 2) a(v.payout_state);
 }
 template <typename A>
 void fields(A& a, LockWagersAnswer& v) {
@@ -57,6 +62,7 @@ void fields(A& a, SettleRoundRequest& v) {
 template <typename A>
 void fields(A& a, AwardView& v) {
   a(v.link, v.kind, v.level, v.hand, v.from_seat, v.amount, v.payout);
+  if (a.version() >= 2) a(v.payout_state);
 }
 template <typename A>
 void fields(A& a, SeatResultView& v) {
@@ -123,6 +129,7 @@ class Writer {
     fields(*this, const_cast<T&>(value));
   }
   std::size_t size() const { return static_cast<std::size_t>(cur_ - begin_); }
+  static constexpr int version() { return kVersion; }
   // The bytes written so far; valid until the next Writer on this thread.
   std::string_view view() const { return {begin_, size()}; }
 
@@ -257,13 +264,17 @@ class Writer {
 // The last value of each enum the messages hold: the reader refuses larger numbers, which no
 // writer wrote and which no switch over the enum expects.
 constexpr AwardKind last_value(AwardKind) { return AwardKind::envy; }
+constexpr PayoutState last_value(PayoutState) { return PayoutState::rejected; }
 
 class Reader {
  public:
   // A reader that does not make Names reads them and throws them away: decode() checks the bytes
   // with one first, so that corrupt bytes add nothing to the process's table of names.
-  Reader(std::string_view bytes, bool make_names) : bytes_(bytes), make_names_(make_names) {}
+  // `bytes` starts with a version byte that decode() accepted.
+  Reader(std::string_view bytes, bool make_names)
+      : bytes_(bytes), make_names_(make_names), version_(static_cast<int>(bytes.front())) {}
   bool ok() const { return ok_; }
+  int version() const { return version_; }
   bool at_end() const { return next_ == bytes_.size(); }
 
   template <typename... T>
@@ -369,6 +380,7 @@ class Reader {
 
   std::string_view bytes_;
   bool make_names_ = true;
+  int version_ = kVersion;
   std::size_t next_ = 1;  // After the version byte.
   bool ok_ = true;
 };
@@ -418,7 +430,9 @@ EncodedCommand encode_command(const VoidRoundRequest& request, const VoidRoundAn
 
 template <typename T>
 std::optional<T> decode(std::string_view bytes) {
-  if (bytes.empty() || bytes.front() != kVersion) return std::nullopt;
+  if (bytes.empty() || bytes.front() < kOldestVersion || bytes.front() > kVersion) {
+    return std::nullopt;
+  }
   T value{};
   Reader check(bytes, false);
   fields(check, value);

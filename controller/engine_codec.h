@@ -11,10 +11,13 @@
 
 namespace jackpot {
 
-// Each encode() starts with a format version byte; decode() refuses any other version, a
-// truncated or over-long input, and any bytes encode() would not have written (a number spelt
-// longer than it needs or wider than 64 bits, a flag other than 0 or 1, an unknown enum value),
-// and returns nothing then. So whatever decodes re-encodes to the same bytes.
+// Each encode() starts with a format version byte. decode() reads the current version and every
+// older one that journals may hold (members an older version lacks decode empty); it refuses
+// any other version, a truncated or over-long input, and any bytes encode() would not have
+// written (a number spelt longer than it needs or wider than 64 bits, a flag other than 0 or 1,
+// an unknown enum value), and returns nothing then. So whatever decodes in the current version
+// re-encodes to the same bytes, and whatever decodes in an older one re-encodes (in the current
+// version) to bytes that decode to the same value.
 std::string encode(const OpenRoundRequest& value);
 std::string encode(const OpenRoundAnswer& value);
 std::string encode(const LockWagersRequest& value);

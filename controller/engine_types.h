@@ -137,6 +137,9 @@ struct MustHitByHitView {
   std::uint32_t seat = 0;
   Money amount;
   std::uint64_t draw_id = 0;
+  // How the hit's payout was created: paid at once, or pending a supervisor. Empty in answers
+  // kept before the codec recorded it (version 1).
+  std::optional<PayoutState> payout_state = std::nullopt;
   friend bool operator==(const MustHitByHitView&, const MustHitByHitView&) = default;
 };
 
@@ -155,7 +158,10 @@ struct AwardView {
   Name hand;                    // The row's label; for ENVY the other seat's.
   std::uint32_t from_seat = 0;  // ENVY: the seat whose hand earned it.
   Money amount;
-  PayoutId payout;
+  PayoutId payout;  // Every award is a payout of its own.
+  // PAID: paid at once, below the link's approval threshold; PENDING: created waiting for a
+  // supervisor. Empty in answers kept before the codec recorded it (version 1).
+  std::optional<PayoutState> payout_state = std::nullopt;
   friend bool operator==(const AwardView&, const AwardView&) = default;
 };
 

@@ -79,6 +79,20 @@ pb::AwardKind award_kind(AwardKind kind) {
   return pb::AWARD_KIND_UNSPECIFIED;
 }
 
+// Empty for an answer kept before the engine recorded it: the wire says UNSPECIFIED then.
+pb::PayoutState payout_state(std::optional<PayoutState> state) {
+  if (!state) return pb::PAYOUT_STATE_UNSPECIFIED;
+  switch (*state) {
+    case PayoutState::pending:
+      return pb::PAYOUT_STATE_PENDING;
+    case PayoutState::paid:
+      return pb::PAYOUT_STATE_PAID;
+    case PayoutState::rejected:
+      return pb::PAYOUT_STATE_REJECTED;
+  }
+  return pb::PAYOUT_STATE_UNSPECIFIED;
+}
+
 pb::LinkStatus link_status(LinkStatus status) {
   switch (status) {
     case LinkStatus::open:
@@ -312,6 +326,7 @@ class TableServiceImpl final : public TableServiceBase {
               award_out->set_from_seat(award.from_seat);
               award_out->set_amount_cents(award.amount.cents_floor());
               award_out->set_payout_id(award.payout.value());
+              award_out->set_payout_state(payout_state(award.payout_state));
             }
           }
           fill_meters(answer.meters, response->mutable_meters());

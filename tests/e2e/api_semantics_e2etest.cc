@@ -1,5 +1,7 @@
-// The real jackpotd over real gRPC does what proto/jackpot/v1/table.proto says (issue #14 item
-// 1): a keyed hand is the paytable row as printed.
+// The real jackpotd over real gRPC does what proto/jackpot/v1/table.proto says (issue #14): a
+// keyed hand is the paytable row as printed; an award says whether its payout was paid at once;
+// a replay spelt otherwise is a replay; link cards at a table that draws none and a blank void
+// reason are refused.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -150,6 +152,108 @@ TEST_F(ApiSemanticsEndToEnd, AKeyedHandIsThePaytableRowAsPrinted) {
   const pb::SeatResult* flush = result_of(settled, 3);
   ASSERT_NE(flush, nullptr);
   EXPECT_EQ(flush->hand(), "Flush");
+}
+
+TEST_F(ApiSemanticsEndToEnd, AnAwardSaysWhetherItWasPaidAtOnceOrWaitsForASupervisor) {
+  open_and_lock(1, {1, 2});
+  pb::SettleRoundResponse settled;
+  const auto status = call(&pb::TableService::Stub::SettleRound,
+                           keyed_settle(1, {{1, "Full House"}, {2, "Four-of-a-Kind"}}), &settled);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const pb::SeatResult* tray = result_of(settled, 1);
+  ASSERT_TRUE(tray != nullptr && tray->awards_size() == 1);
+  EXPECT_EQ(tray->awards(0).amount_cents(), 1000);  // Below the $20 threshold: paid now.
+  EXPECT_EQ(tray->awards(0).payout_state(), pb::PAYOUT_STATE_PAID);
+  EXPECT_NE(tray->awards(0).payout_id(), 0U);
+  const pb::SeatResult* waits = result_of(settled, 2);
+  ASSERT_TRUE(waits != nullptr && waits->awards_size() == 1);
+  EXPECT_EQ(waits->awards(0).amount_cents(), 5000);
+  EXPECT_EQ(waits->awards(0).payout_state(), pb::PAYOUT_STATE_PENDING);
+  EXPECT_NE(waits->awards(0).payout_id(), 0U);
+  EXPECT_NE(waits->awards(0).payout_id(), tray->awards(0).payout_id());
+}
+
+TEST_F(ApiSemanticsEndToEnd, ARequestSpeltOtherwiseIsAReplayAndAnotherOneIsRefused) {
+  pb::OpenRoundRequest open;
+  open.set_table_id("T1");
+  open.set_round_id(1);
+  pb::OpenRoundResponse opened;
+  ASSERT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+  const auto lock_of = [](std::vector<std::uint32_t> seats) {
+    pb::LockWagersRequest lock;
+    lock.set_table_id("T1");
+    lock.set_round_id(1);
+    for (const std::uint32_t seat : seats) {
+      auto* wager = lock.add_wagers();
+      wager->set_seat(seat);
+      wager->set_link_id("sem-link");
+      wager->set_amount_cents(100);
+    }
+    return lock;
+  };
+  pb::LockWagersResponse locked;
+  ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock_of({1, 2}), &locked).ok());
+  pb::LockWagersResponse replayed_lock;
+  const auto lock_replay =
+      call(&pb::TableService::Stub::LockWagers, lock_of({2, 1}), &replayed_lock);
+  ASSERT_TRUE(lock_replay.ok()) << lock_replay.error_message();
+  EXPECT_EQ(replayed_lock.SerializeAsString(), locked.SerializeAsString());
+
+  const auto settle_of = [](std::vector<std::string> seat1, std::vector<std::string> seat2,
+                            std::vector<std::string> board) {
+    pb::SettleRoundRequest settle;
+    settle.set_table_id("T1");
+    settle.set_round_id(1);
+    for (const auto& [seat, cards] : {std::pair{1U, seat1}, std::pair{2U, seat2}}) {
+      auto* hand = settle.add_seats();
+      hand->set_seat(seat);
+      for (const std::string& card : cards) hand->mutable_cards()->add_cards(card);
+    }
+    for (const std::string& card : board) settle.add_community_cards(card);
+    return settle;
+  };
+  pb::SettleRoundResponse settled;
+  ASSERT_TRUE(call(&pb::TableService::Stub::SettleRound,
+                   settle_of({"Ts", "Th"}, {"2c", "7d"}, {"Td", "5s", "5h", "9c", "Kd"}), &settled)
+                  .ok());
+  pb::SettleRoundResponse replayed;
+  const auto replay =
+      call(&pb::TableService::Stub::SettleRound,
+           settle_of({"10h", "ts"}, {"7D", "2c"}, {"10d", "5S", "5h", "9c", "kd"}), &replayed);
+  ASSERT_TRUE(replay.ok()) << replay.error_message();
+  EXPECT_EQ(replayed.SerializeAsString(), settled.SerializeAsString());
+  const auto other =
+      call(&pb::TableService::Stub::SettleRound,
+           settle_of({"Ts", "Th"}, {"2c", "8d"}, {"Td", "5s", "5h", "9c", "Kd"}), &replayed);
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(other.error_message().find("already settled with other hands"), std::string::npos)
+      << other.error_message();
+}
+
+TEST_F(ApiSemanticsEndToEnd, LinkCardsWhereNoneAreDrawnAndABlankVoidReasonAreRefused) {
+  open_and_lock(1, {1});
+  pb::SettleRoundRequest settle = keyed_settle(1, {{1, "Flush"}});
+  for (const char* card : {"9d", "9h", "9c"}) settle.add_link_cards(card);
+  pb::SettleRoundResponse settled;
+  const auto refused = call(&pb::TableService::Stub::SettleRound, settle, &settled);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "link cards sent to table T1, whose links draw none");
+
+  pb::VoidRoundRequest void_round;
+  void_round.set_table_id("T1");
+  void_round.set_round_id(1);
+  pb::VoidRoundResponse voided;
+  for (const char* blank : {"", "   ", "\t\n"}) {
+    void_round.set_reason(blank);
+    const auto status = call(&pb::TableService::Stub::VoidRound, void_round, &voided);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << "'" << blank << "'";
+  }
+  void_round.set_reason("misdeal");
+  ASSERT_TRUE(call(&pb::TableService::Stub::VoidRound, void_round, &voided).ok());
+  EXPECT_GT(voided.reversed_micros(), 0);
+  pb::VoidRoundResponse again;
+  ASSERT_TRUE(call(&pb::TableService::Stub::VoidRound, void_round, &again).ok());
+  EXPECT_EQ(again.SerializeAsString(), voided.SerializeAsString());
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "meters/random.h"
 
@@ -67,18 +69,61 @@ std::string hex(std::string_view bytes) {
 
 // The journal keeps answers in this form and replays decode them after any upgrade: the bytes of
 // a known message are pinned here, so that a change to the format fails a test before it ships.
+std::string unhex(std::string_view text) {
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(std::string(text.substr(i, 2)), nullptr, 16));
+  }
+  return bytes;
+}
+
+// Version 1, as written by the codec before answers held Names (commit 715326d) until awards said
+// whether their payout was paid at once: journals keep answers in it.
+constexpr std::string_view kSettlementVersion1 =
+    "01054855482d312a0206096875682d726f79616c1150542d424a532d4855482d3543502d31320b526f79"
+    "616c20466c7573680002096875682d726f79616c00010b526f79616c20466c75736800e0e5dffd5b0909"
+    "6875682d726f79616c04000b526f79616c20466c757368029f9c010ac0c9defd5b02096875682d726f79"
+    "616c1150542d424a532d4855482d3543502d31320001000002096875682d726f79616c010b526f79616c"
+    "20466c75736882a8d6b907000180d0dbc3f402096875682d726f79616c02104d7573742d4869742d4279"
+    "202432353080c2d72f0180cab5ee0100";
+constexpr std::string_view kSettlementVersion2 =
+    "02054855482d312a0206096875682d726f79616c1150542d424a532d4855482d3543502d31320b526f79"
+    "616c20466c7573680002096875682d726f79616c00010b526f79616c20466c75736800e0e5dffd5b0900"
+    "096875682d726f79616c04000b526f79616c20466c757368029f9c010a00c0c9defd5b02096875682d72"
+    "6f79616c1150542d424a532d4855482d3543502d31320001000002096875682d726f79616c010b526f79"
+    "616c20466c75736882a8d6b907000180d0dbc3f402096875682d726f79616c02104d7573742d4869742d"
+    "4279202432353080c2d72f0180cab5ee0100";
+
 TEST(EngineCodec, TheBytesOfAKnownMessageNeverChange) {
-  // As written by the codec before answers held Names (commit 715326d).
-  EXPECT_EQ(hex(encode(a_settlement())),
-            "01054855482d312a0206096875682d726f79616c1150542d424a532d4855482d3543502d31320b526f79"
-            "616c20466c7573680002096875682d726f79616c00010b526f79616c20466c75736800e0e5dffd5b0909"
-            "6875682d726f79616c04000b526f79616c20466c757368029f9c010ac0c9defd5b02096875682d726f79"
-            "616c1150542d424a532d4855482d3543502d31320001000002096875682d726f79616c010b526f79616c"
-            "20466c75736882a8d6b907000180d0dbc3f402096875682d726f79616c02104d7573742d4869742d4279"
-            "202432353080c2d72f0180cab5ee0100");
+  // Version 2: each award's payout state follows its payout id (here none recorded: 00).
+  EXPECT_EQ(hex(encode(a_settlement())), kSettlementVersion2);
   const LockWagersRequest lock{
       TableId("T"), RoundId(9), {{1, LinkId("L"), 100}, {6, LinkId("L"), -5}}};
-  EXPECT_EQ(hex(encode(lock)), "010154090201014cc80106014c09");
+  EXPECT_EQ(hex(encode(lock)), "020154090201014cc80106014c09");
+}
+
+// A journal's answers and requests in version 1 still decode, to the values they held (an award's
+// payout state unrecorded), and re-encode in version 2 to bytes that decode to the same values.
+TEST(EngineCodec, ReadsTheVersion1AJournalKept) {
+  const auto settlement = decode<SettleRoundAnswer>(unhex(kSettlementVersion1));
+  ASSERT_TRUE(settlement.has_value());
+  EXPECT_EQ(*settlement, a_settlement());
+  for (const SeatResultView& result : settlement->results) {
+    for (const AwardView& award : result.awards) EXPECT_EQ(award.payout_state, std::nullopt);
+  }
+  EXPECT_EQ(decode<SettleRoundAnswer>(encode(*settlement)), settlement);
+  const LockWagersRequest lock{
+      TableId("T"), RoundId(9), {{1, LinkId("L"), 100}, {6, LinkId("L"), -5}}};
+  EXPECT_EQ(decode<LockWagersRequest>(unhex("010154090201014cc80106014c09")), lock);
+  // A version-1 lock answer: its Must-Hit-By hit has no payout state.
+  LockWagersAnswer locked{TableId("T"), RoundId(9), {}, {{LinkId("L"), 2, 3, Money(), 4}}};
+  std::string bytes = encode(locked);
+  ASSERT_EQ(bytes.back(), '\0');  // The hit's payout state: none.
+  bytes.pop_back();
+  bytes[0] = 1;
+  EXPECT_EQ(decode<LockWagersAnswer>(bytes), locked);
+  locked.must_hit_by_hits[0].payout_state = PayoutState::pending;
+  EXPECT_EQ(decode<LockWagersAnswer>(encode(locked)), locked);
 }
 
 TEST(EngineCodec, ACommandsRequestAndAnswerAreEachEncodedAsAlone) {
@@ -126,7 +171,7 @@ TEST(EngineCodec, TextsOfEveryLengthAndCapacityEncodeExactly) {
       for (std::size_t i = 0; i < length; ++i) reason += static_cast<char>('a' + i % 26);
       const VoidRoundRequest request{TableId(std::string(length, 'T')), RoundId(5), reason};
       const std::string bytes = encode(request);
-      ASSERT_EQ(bytes, "\x01" + varint(length) + std::string(length, 'T') + varint(5) +
+      ASSERT_EQ(bytes, "\x02" + varint(length) + std::string(length, 'T') + varint(5) +
                            varint(length) + reason)
           << "length " << length << ", history " << history;
       ASSERT_EQ(decode<VoidRoundRequest>(bytes), request);
@@ -193,7 +238,7 @@ TEST(EngineCodec, MessagesOfManySizesAndTextLengthsRoundTrip) {
 // the bytes it came from. Found by tests/fuzz/engine_codec_fuzz.cc.
 TEST(EngineCodec, RefusesEveryOtherSpellingOfAValue) {
   using namespace std::string_literals;   // Literals with NUL bytes inside.
-  const std::string table = "\x01\x01T";  // The version, then table "T".
+  const std::string table = "\x02\x01T";  // The version, then table "T".
   EXPECT_EQ(decode<OpenRoundRequest>(table + varint(125)),
             (OpenRoundRequest{TableId("T"), RoundId(125)}));
   EXPECT_FALSE(decode<OpenRoundRequest>(table + "\xfd\x00"s)) << "125 in two bytes";
@@ -206,21 +251,22 @@ TEST(EngineCodec, RefusesEveryOtherSpellingOfAValue) {
   EXPECT_FALSE(decode<OpenRoundRequest>(table + nine + "\x7f")) << "bits beyond 64";
 
   // A seat's result: seat 1, link "L", paytable "P", no hand, then dealer_keyed, then one award
-  // (link "L", then its kind, level 1, hand "H", from seat 0, amount 0, payout 7), total 0, and
-  // no meters.
-  const auto result = [&](char dealer_keyed, char kind) {
+  // (link "L", then its kind, level 1, hand "H", from seat 0, amount 0, payout 7, then its
+  // payout state: present, PAID), total 0, and no meters.
+  const auto result = [&](char dealer_keyed, char kind, char state = '\x01') {
     return table + varint(1) + varint(1) + varint(1) + "\x01L\x01P" + varint(0) + dealer_keyed +
            varint(1) + "\x01L" + kind + varint(1) + "\x01H" + varint(0) + varint(0) + varint(7) +
-           varint(0) + varint(0);
+           varint(1) + state + varint(0) + varint(0);
   };
   SettleRoundAnswer answer{TableId("T"), RoundId(1), {}, {}};
   answer.results.push_back({1, LinkId("L"), "P", "", true, {}, {}});
   answer.results[0].awards.push_back(
-      {LinkId("L"), AwardKind::envy, 1, "H", 0, Money(), PayoutId(7)});
+      {LinkId("L"), AwardKind::envy, 1, "H", 0, Money(), PayoutId(7), PayoutState::paid});
   ASSERT_EQ(encode(answer), result('\x01', '\x04'));
   EXPECT_EQ(decode<SettleRoundAnswer>(result('\x01', '\x04')), answer);
   EXPECT_FALSE(decode<SettleRoundAnswer>(result('\x02', '\x04'))) << "a flag of 2";
   EXPECT_FALSE(decode<SettleRoundAnswer>(result('\x01', '\x05'))) << "an award kind of 5";
+  EXPECT_FALSE(decode<SettleRoundAnswer>(result('\x01', '\x04', '\x03'))) << "a payout state of 3";
 }
 
 TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {
@@ -229,15 +275,17 @@ TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {
     EXPECT_FALSE(decode<SettleRoundAnswer>(bytes.substr(0, length))) << "length " << length;
   }
   EXPECT_FALSE(decode<SettleRoundAnswer>(bytes + "x"));
-  std::string other_version = bytes;
-  other_version[0] = 2;
-  EXPECT_FALSE(decode<SettleRoundAnswer>(other_version));
+  for (const char version : {'\0', '\3', '\x7f'}) {
+    std::string other_version = bytes;
+    other_version[0] = version;
+    EXPECT_FALSE(decode<SettleRoundAnswer>(other_version)) << int{version};
+  }
   // Random bytes never crash the decoder (they decode to something or to nothing).
   SplitMix64 random(8);
   for (int i = 0; i < 20'000; ++i) {
     std::string noise(1 + uniform_below(random, 64), '\0');
     for (char& c : noise) c = static_cast<char>(random.next_u64());
-    noise[0] = 1;
+    noise[0] = static_cast<char>(1 + i % 2);  // Both versions the codec reads.
     (void)decode<SettleRoundAnswer>(noise);
     (void)decode<LockWagersRequest>(noise);
   }

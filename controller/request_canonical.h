@@ -1,0 +1,31 @@
+#pragma once
+
+// The canonical form of the round engine's requests: what a replay is compared by. Two requests
+// with the same canonical form ask for the same thing, so the second is a replay of the first
+// and gets its answer; a request whose canonical form differs is another request under the same
+// ids, refused. Pure functions, no state.
+//
+// What does not change a request's meaning, and so is made one here:
+// - the order of a lock's wagers (sorted by seat, then link, then amount);
+// - the order of a settlement's seats (sorted by seat) and of a seat's own cards (a seat's hand
+//   is the same in any order; sorted by rank, then suit);
+// - how a card is spelt: "10s" and "Ts", "as" and "As" are the card As would be written
+//   (to_string(Card)); a text that is no card is kept as it is (such a request is refused
+//   before it is kept);
+// - how a keyed hand is spelt: its hand_key() ("Full House", "FULL_HOUSE" -> "fullhouse").
+// What does change it stays: ids, amounts, which seat holds which cards, the board and the link
+// cards in deal order (the flop is the board's first three), a void's reason.
+
+#include "controller/engine_types.h"
+
+namespace jackpot {
+
+OpenRoundRequest canonical(OpenRoundRequest request);
+LockWagersRequest canonical(LockWagersRequest request);
+SettleRoundRequest canonical(SettleRoundRequest request);
+VoidRoundRequest canonical(VoidRoundRequest request);
+
+// A card's text as the canonical form spells it, e.g. "10s" -> "Ts", "ah" -> "Ah".
+std::string canonical_card(const std::string& text);
+
+}  // namespace jackpot
