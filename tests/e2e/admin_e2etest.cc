@@ -230,6 +230,39 @@ TEST_F(AdminEndToEnd, AStorageErrorReachesTheClientAsAFixedMessageWithoutSql) {
       << daemon_->stderr_text();
 }
 
+TEST_F(AdminEndToEnd, ALibraryErrorThatIsNotSqlStaysInTheLogToo) {
+  // A balance the audit cannot convert (SQL NULL): libpqxx throws a conversion_error, which is
+  // not a pqxx::failure. Before, its text ("...null...") reached the client as
+  // FAILED_PRECONDITION.
+  {
+    auto connection = database_.connect();
+    pqxx::work tx(*connection);
+    tx.exec("ALTER VIEW account_balances RENAME TO account_balances_away");
+    tx.exec(
+        "CREATE VIEW account_balances AS SELECT link_id, account_kind, level, "
+        "NULL::bigint AS balance_micros FROM account_balances_away");
+    tx.commit();
+  }
+  grpc::ClientContext audit_context;
+  pb::AuditBalancesResponse audit;
+  const grpc::Status status = admin_->AuditBalances(&audit_context, {}, &audit);
+  {
+    auto connection = database_.connect();
+    pqxx::work tx(*connection);
+    tx.exec("DROP VIEW account_balances");
+    tx.exec("ALTER VIEW account_balances_away RENAME TO account_balances");
+    tx.commit();
+  }
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_EQ(status.error_message(),
+            "cannot read the ledger now (the daemon's log says why); retry");
+  EXPECT_NE(daemon_->stderr_text().find("the balance audit cannot read the ledger"),
+            std::string::npos)
+      << daemon_->stderr_text();
+  grpc::ClientContext again_context;  // The view is back: the audit answers again.
+  EXPECT_TRUE(admin_->AuditBalances(&again_context, {}, &audit).ok());
+}
+
 TEST_F(AdminEndToEnd, GetConfigAnswersTheFloorAndPaytablesInForce) {
   grpc::ClientContext context;
   pb::GetConfigResponse config;
