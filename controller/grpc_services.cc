@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "controller/report_period.h"
@@ -531,7 +532,14 @@ class AdminServiceImpl final : public AdminServiceBase {
     const auto report = reports_->reconcile(links, from, to);
     if (!report) return to_status(report.error());
     if (from) set_time(*from, *response->mutable_from_time());
-    set_time(to.value_or(now_unix_us()), *response->mutable_to_time());
+    // Up to now, the report covers up to the snapshot just recorded: its time, not the clock
+    // after the read (later, so it would claim transfers that are not in the report).
+    std::int64_t end_us = to.value_or(0);
+    if (!to) {
+      for (const LinkReconciliation& link : *report) end_us = std::max(end_us, link.end_taken_us);
+      if (report->empty()) end_us = now_unix_us();
+    }
+    set_time(end_us, *response->mutable_to_time());
     for (const LinkReconciliation& link : *report) {
       if (!link.end_observed) {
         response->Clear();

@@ -197,6 +197,10 @@ TEST_F(AdminEndToEnd, AFarFutureToReportsUpToNowNotUpToTheLatestSnapshot) {
   // The report says which period it read: up to the daemon's clock, not year 9999.
   EXPECT_LE(response.to_time().seconds(), std::time(nullptr) + 1);
   EXPECT_GE(response.to_time().seconds(), std::time(nullptr) - 60);
+  // Exactly up to the snapshot it recorded for its end; before, the clock after the read, later
+  // than the snapshot, claiming transfers the report does not hold.
+  EXPECT_EQ(response.to_time().seconds(), level.end_snapshot_time().seconds());
+  EXPECT_EQ(response.to_time().nanos(), level.end_snapshot_time().nanos());
 }
 
 TEST_F(AdminEndToEnd, AStorageErrorReachesTheClientAsAFixedMessageWithoutSql) {
