@@ -484,9 +484,12 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
   } catch (const pqxx::failure& error) {
     return ledger_unreadable("the balance audit",
                              guard && guard->fired() ? guard->reason() : error.what());
-  } catch (const std::exception& error) {
-    // The snapshot path itself does not hold together (storage::balances_from_snapshots).
+  } catch (const storage::SnapshotMismatch& error) {
+    // The snapshot path itself does not hold together: the daemon's own words, naming the link.
     return EngineFailure{EngineError::ledger_refused, error.what()};
+  } catch (const std::exception& error) {
+    // Anything else (a libpqxx conversion or usage error, ...): library text stays in the log.
+    return ledger_unreadable("the balance audit", error.what());
   }
   return lines;
 }

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "controller/report_period.h"
@@ -129,6 +130,14 @@ Status starting() {
                 "jackpotd is starting: its start is not on record yet; retry");
 }
 
+// The one check of the start gate, made by the shared wrapper every RPC goes through
+// (serve_unary, AdminServiceImpl::serve_unary, the streamed WatchLinkStatus) before it reads its
+// request: no method of any service runs before the start is on record.
+std::optional<Status> refused_before_start(const StartGate& gate) {
+  if (gate.config() == nullptr) return starting();
+  return std::nullopt;
+}
+
 // Why a request's bytes are refused when they do not parse as its message (a truncated or
 // foreign message, a string field that is not UTF-8, or no message at all). gRPC itself would
 // answer UNIMPLEMENTED (callback methods) or INTERNAL (sync methods) with no message.
@@ -186,14 +195,19 @@ class UnaryCall {
 template <typename Request, typename Response>
 using UnaryCallPtr = std::shared_ptr<UnaryCall<Request, Response>>;
 
-// Parses and checks the request of a raw unary call, then hands the call to `serve`; a request
-// that does not parse or is too large is INVALID_ARGUMENT and never reaches the engine.
+// Refuses every call before the start is on record (refused_before_start), then parses and
+// checks the request of a raw unary call and hands the call to `serve`; a request that does not
+// parse or is too large is INVALID_ARGUMENT and never reaches the engine.
 template <typename Request, typename Response, typename Serve>
-grpc::ServerUnaryReactor* serve_unary(grpc::CallbackServerContext* context,
+grpc::ServerUnaryReactor* serve_unary(const StartGate& gate, grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out,
                                       Serve serve) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto call = std::make_shared<UnaryCall<Request, Response>>(reactor, out);
+  if (auto refusal = refused_before_start(gate)) {
+    call->finish(*refusal);
+    return reactor;
+  }
   if (auto refusal = read_request(*bytes, call->request)) {
     call->finish(*refusal);
     return reactor;
@@ -221,7 +235,7 @@ class TableServiceImpl final : public TableServiceBase {
                                       const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override {
     return serve_unary<pb::OpenRoundRequest, pb::OpenRoundResponse>(
-        context, request, response, [this](auto call) { open_round(std::move(call)); });
+        gate_, context, request, response, [this](auto call) { open_round(std::move(call)); });
   }
 
   void open_round(UnaryCallPtr<pb::OpenRoundRequest, pb::OpenRoundResponse> call) {
@@ -252,7 +266,7 @@ class TableServiceImpl final : public TableServiceBase {
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override {
     return serve_unary<pb::LockWagersRequest, pb::LockWagersResponse>(
-        context, request, response, [this](auto call) { lock_wagers(std::move(call)); });
+        gate_, context, request, response, [this](auto call) { lock_wagers(std::move(call)); });
   }
 
   void lock_wagers(UnaryCallPtr<pb::LockWagersRequest, pb::LockWagersResponse> call) {
@@ -285,7 +299,7 @@ class TableServiceImpl final : public TableServiceBase {
                                         const grpc::ByteBuffer* request,
                                         grpc::ByteBuffer* response) override {
     return serve_unary<pb::SettleRoundRequest, pb::SettleRoundResponse>(
-        context, request, response, [this](auto call) { settle_round(std::move(call)); });
+        gate_, context, request, response, [this](auto call) { settle_round(std::move(call)); });
   }
 
   void settle_round(UnaryCallPtr<pb::SettleRoundRequest, pb::SettleRoundResponse> call) {
@@ -337,7 +351,7 @@ class TableServiceImpl final : public TableServiceBase {
                                       const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override {
     return serve_unary<pb::VoidRoundRequest, pb::VoidRoundResponse>(
-        context, request, response, [this](auto call) { void_round(std::move(call)); });
+        gate_, context, request, response, [this](auto call) { void_round(std::move(call)); });
   }
 
   void void_round(UnaryCallPtr<pb::VoidRoundRequest, pb::VoidRoundResponse> call) {
@@ -361,12 +375,12 @@ class TableServiceImpl final : public TableServiceBase {
   Status StreamedWatchLinkStatus(ServerContext* context,
                                  grpc::ServerSplitStreamer<pb::WatchLinkStatusRequest,
                                                            pb::LinkStatusUpdate>* writer) override {
+    if (auto refusal = refused_before_start(gate_)) return *refusal;
     pb::WatchLinkStatusRequest request;
     if (!writer->Read(&request)) return unparsable<pb::WatchLinkStatusRequest>();
     if (auto problem = request_problem(request)) {
       return Status(StatusCode::INVALID_ARGUMENT, *problem);
     }
-    if (gate_.config() == nullptr) return starting();
     const TableId table(request.table_id());
     const auto links =
         host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
@@ -400,10 +414,6 @@ class TableServiceImpl final : public TableServiceBase {
   // writes a successful answer into the response; a refusal or a lost batch becomes its status.
   template <typename Request, typename Response, typename Command, typename Fill>
   void answer_when_durable(UnaryCallPtr<Request, Response> call, Command&& command, Fill fill) {
-    if (gate_.config() == nullptr) {
-      call->finish(starting());
-      return;
-    }
     host_.submit(std::forward<Command>(command), [call, fill](const auto& answer) {
       if (!answer) {
         call->finish(to_status(answer.error()));
@@ -460,7 +470,7 @@ class AdminServiceImpl final : public AdminServiceBase {
   Status GetConfig(ServerContext*, const pb::GetConfigRequest*,
                    pb::GetConfigResponse* response) override {
     const ConfigInForce* config = gate_.config();
-    if (config == nullptr) return starting();
+    if (config == nullptr) return starting();  // Not reached: serve_unary checked the gate.
     response->set_config_version(config->floor_version);
     response->set_config_text(config->floor_text);
     response->set_floor_file(config->floor_file);
@@ -514,7 +524,6 @@ class AdminServiceImpl final : public AdminServiceBase {
 
   Status GetReconciliationReport(ServerContext*, const pb::ReconciliationReportRequest* request,
                                  pb::ReconciliationReport* response) override {
-    if (gate_.config() == nullptr) return starting();
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     std::vector<LinkId> links;
     for (const auto& id : request->link_ids()) links.emplace_back(id);
@@ -532,7 +541,14 @@ class AdminServiceImpl final : public AdminServiceBase {
     const auto report = reports_->reconcile(links, from, to);
     if (!report) return to_status(report.error());
     if (from) set_time(*from, *response->mutable_from_time());
-    set_time(to.value_or(now_unix_us()), *response->mutable_to_time());
+    // Up to now, the report covers up to the snapshot just recorded: its time, not the clock
+    // after the read (later, so it would claim transfers that are not in the report).
+    std::int64_t end_us = to.value_or(0);
+    if (!to) {
+      for (const LinkReconciliation& link : *report) end_us = std::max(end_us, link.end_taken_us);
+      if (report->empty()) end_us = now_unix_us();
+    }
+    set_time(end_us, *response->mutable_to_time());
     for (const LinkReconciliation& link : *report) {
       if (!link.end_observed) {
         response->Clear();
@@ -567,7 +583,6 @@ class AdminServiceImpl final : public AdminServiceBase {
 
   Status TakeBalanceSnapshot(ServerContext*, const pb::TakeBalanceSnapshotRequest*,
                              pb::TakeBalanceSnapshotResponse* response) override {
-    if (gate_.config() == nullptr) return starting();
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     const auto taken = host_.snapshot_balances(SnapshotReason::request);
     if (!taken) {
@@ -584,7 +599,6 @@ class AdminServiceImpl final : public AdminServiceBase {
 
   Status AuditBalances(ServerContext*, const pb::AuditBalancesRequest*,
                        pb::AuditBalancesResponse* response) override {
-    if (gate_.config() == nullptr) return starting();
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
     const auto audit = reports_->audit_balances();
     if (!audit) return to_status(audit.error());
@@ -604,7 +618,6 @@ class AdminServiceImpl final : public AdminServiceBase {
 
   Status ListMeters(ServerContext*, const pb::ListMetersRequest* request,
                     pb::ListMetersResponse* response) override {
-    if (gate_.config() == nullptr) return starting();
     std::vector<LinkId> ids;
     for (const auto& id : request->link_ids()) ids.emplace_back(id);
     const auto read = host_.read_durable([&](const Engine& engine) {
@@ -648,7 +661,6 @@ class AdminServiceImpl final : public AdminServiceBase {
 
   Status SetLinkStatus(ServerContext* context, const pb::SetLinkStatusRequest* request,
                        pb::SetLinkStatusResponse* response) override {
-    if (gate_.config() == nullptr) return starting();
     if (request->status() != pb::LINK_STATUS_OPEN && request->status() != pb::LINK_STATUS_CLOSED) {
       return Status(StatusCode::INVALID_ARGUMENT, "a link can be set OPEN or CLOSED");
     }
@@ -668,12 +680,14 @@ class AdminServiceImpl final : public AdminServiceBase {
   }
 
  private:
-  // Reads the one request of a unary call, checks it and runs `method` on it: the status of a
-  // request that does not parse or is too large, or the method's.
+  // Refuses every call before the start is on record (refused_before_start), then reads the one
+  // request of a unary call, checks it and runs `method` on it: the status of a request that
+  // does not parse or is too large, or the method's.
   template <typename Request, typename Response>
   Status serve_unary(ServerContext* context, Streamer<Request, Response>* stream,
                      Status (AdminServiceImpl::*method)(ServerContext*, const Request*,
                                                         Response*)) {
+    if (auto refusal = refused_before_start(gate_)) return *refusal;
     Request request;
     if (!stream->Read(&request)) return unparsable<Request>();
     if (auto problem = request_problem(request)) {

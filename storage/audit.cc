@@ -70,6 +70,10 @@ std::int64_t insert_floor_version(pqxx::transaction_base& tx, const std::string&
   }
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
   const std::string digest = to_hex(sha256({bytes, floor_text.size()}));
+  // A known floor keeps its number and uses up none: the INSERT below would take a value of the
+  // identity even when it inserts nothing, leaving a gap for every restart.
+  const auto known = tx.exec_params("SELECT version FROM floor_versions WHERE sha256 = $1", digest);
+  if (!known.empty()) return known[0][0].as<std::int64_t>();
   tx.exec_params(
       "INSERT INTO floor_versions (sha256, floor_text) VALUES ($1, $2) "
       "ON CONFLICT (sha256) DO NOTHING",

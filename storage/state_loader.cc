@@ -261,7 +261,7 @@ struct AccountKey {
 std::int64_t add_checked(std::int64_t a, std::int64_t b, const std::string& link) {
   std::int64_t sum = 0;
   if (__builtin_add_overflow(a, b, &sum)) {
-    throw std::runtime_error("link '" + link + "': a balance leaves the int64 range");
+    throw SnapshotMismatch("link '" + link + "': a balance leaves the int64 range");
   }
   return sum;
 }
@@ -307,9 +307,9 @@ std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx
       snapshot_total = add_checked(snapshot_total, row[2].as<std::int64_t>(), id);
     }
     if (snapshot_total != 0) {
-      throw std::runtime_error("link '" + id + "': its balance snapshot through transfer " +
-                               std::to_string(through) + " sums to " +
-                               Money::from_micros(snapshot_total).to_string() + ", not zero");
+      throw SnapshotMismatch("link '" + id + "': its balance snapshot through transfer " +
+                             std::to_string(through) + " sums to " +
+                             Money::from_micros(snapshot_total).to_string() + ", not zero");
     }
     // The snapshot's own last transfer must still be there: were it gone (a journal whose tail
     // was cut, or a restore from an older copy), the ledger would hand out its id again and the
@@ -319,10 +319,10 @@ std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx
                          "transfer_id = $2)",
                          id, through)[0]
              .as<bool>()) {
-      throw std::runtime_error("link '" + id + "': its balance snapshot includes transfer " +
-                               std::to_string(through) +
-                               ", which the journal no longer holds; the journal needs an audit "
-                               "before the link serves");
+      throw SnapshotMismatch("link '" + id + "': its balance snapshot includes transfer " +
+                             std::to_string(through) +
+                             ", which the journal no longer holds; the journal needs an audit "
+                             "before the link serves");
     }
     // The transfers after it: numbered on from it, then summed per account.
     const auto numbered = tx.exec_params1(
@@ -332,7 +332,7 @@ std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx
     link.transfers_after = u64(numbered[0]);
     const std::uint64_t last = u64(numbered[1]);
     if (last - link.snapshot_through.value() != link.transfers_after) {
-      throw std::runtime_error(
+      throw SnapshotMismatch(
           "link '" + id + "': " + std::to_string(link.transfers_after) +
           " transfers follow its balance snapshot through transfer " + std::to_string(through) +
           ", numbered up to " + std::to_string(last) +

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <pqxx/connection>
 #include <pqxx/transaction_base>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -66,8 +67,15 @@ struct SnapshotBalances {
   std::vector<std::pair<AccountRef, Money>> balances;  // Every account in either, by kind, level.
 };
 
+// The ledger's snapshot path does not hold together: its message is the daemon's own and names
+// the link (no library text).
+class SnapshotMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Every link's, in link id order. Checks what it can without reading the whole history, and
-// throws std::runtime_error naming the link when: a snapshot's balances do not sum to zero, or
+// throws SnapshotMismatch naming the link when: a snapshot's balances do not sum to zero, or
 // the transfers after it are not numbered through + 1, through + 2, ... without a gap or a
 // repeat (a transfer lost or doubled after the snapshot).
 std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx);

@@ -197,6 +197,10 @@ TEST_F(AdminEndToEnd, AFarFutureToReportsUpToNowNotUpToTheLatestSnapshot) {
   // The report says which period it read: up to the daemon's clock, not year 9999.
   EXPECT_LE(response.to_time().seconds(), std::time(nullptr) + 1);
   EXPECT_GE(response.to_time().seconds(), std::time(nullptr) - 60);
+  // Exactly up to the snapshot it recorded for its end; before, the clock after the read, later
+  // than the snapshot, claiming transfers the report does not hold.
+  EXPECT_EQ(response.to_time().seconds(), level.end_snapshot_time().seconds());
+  EXPECT_EQ(response.to_time().nanos(), level.end_snapshot_time().nanos());
 }
 
 TEST_F(AdminEndToEnd, AStorageErrorReachesTheClientAsAFixedMessageWithoutSql) {
@@ -228,6 +232,39 @@ TEST_F(AdminEndToEnd, AStorageErrorReachesTheClientAsAFixedMessageWithoutSql) {
   // The reason is in the daemon's log, for its operators.
   EXPECT_NE(daemon_->stderr_text().find("balance_snapshots"), std::string::npos)
       << daemon_->stderr_text();
+}
+
+TEST_F(AdminEndToEnd, ALibraryErrorThatIsNotSqlStaysInTheLogToo) {
+  // A balance the audit cannot convert (SQL NULL): libpqxx throws a conversion_error, which is
+  // not a pqxx::failure. Before, its text ("...null...") reached the client as
+  // FAILED_PRECONDITION.
+  {
+    auto connection = database_.connect();
+    pqxx::work tx(*connection);
+    tx.exec("ALTER VIEW account_balances RENAME TO account_balances_away");
+    tx.exec(
+        "CREATE VIEW account_balances AS SELECT link_id, account_kind, level, "
+        "NULL::bigint AS balance_micros FROM account_balances_away");
+    tx.commit();
+  }
+  grpc::ClientContext audit_context;
+  pb::AuditBalancesResponse audit;
+  const grpc::Status status = admin_->AuditBalances(&audit_context, {}, &audit);
+  {
+    auto connection = database_.connect();
+    pqxx::work tx(*connection);
+    tx.exec("DROP VIEW account_balances");
+    tx.exec("ALTER VIEW account_balances_away RENAME TO account_balances");
+    tx.commit();
+  }
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_EQ(status.error_message(),
+            "cannot read the ledger now (the daemon's log says why); retry");
+  EXPECT_NE(daemon_->stderr_text().find("the balance audit cannot read the ledger"),
+            std::string::npos)
+      << daemon_->stderr_text();
+  grpc::ClientContext again_context;  // The view is back: the audit answers again.
+  EXPECT_TRUE(admin_->AuditBalances(&again_context, {}, &audit).ok());
 }
 
 TEST_F(AdminEndToEnd, GetConfigAnswersTheFloorAndPaytablesInForce) {

@@ -2,18 +2,23 @@
 // 1, a clear message); the start and the floor's version go on record only once the server has
 // started, and nothing is served before they are.
 #include <arpa/inet.h>
+#include <google/protobuf/descriptor.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <future>
 #include <pqxx/pqxx>
 #include <thread>
 
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
@@ -103,6 +108,20 @@ int start_records(const TestDatabase& database) {
                "SELECT count(*) FROM audit_log WHERE action IN ('daemon.start', 'daemon.floor')");
 }
 
+// Calls `method` ("/package.Service/Method", unary or server-streaming) with an empty request,
+// which parses as every request message, and returns how the call ended.
+grpc::Status empty_call(grpc::GenericStub& stub, const std::string& method) {
+  grpc::Slice slice(std::string{});
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 2s);
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  return done.get_future().get();
+}
+
 struct Refusal {
   const char* name;
   std::string text;  // The floor file's content; unused for the directory.
@@ -155,6 +174,12 @@ TEST(FloorAtStart, AStartThatFailsToServeLeavesNoRecordOfItsFloor) {
   // served; the next start would have judged live rounds against that floor.
   EXPECT_EQ(count(database, "SELECT count(*) FROM floor_versions"), 0);
   EXPECT_EQ(start_records(database), 0);
+  // What it does leave (README, docs/architecture.md §7b): the link it opened, with its seed
+  // transfer, and the start's balance snapshot, all before the server started.
+  EXPECT_EQ(count(database, "SELECT count(*) FROM links WHERE link_id = 'start-link'"), 1);
+  const int seeded = count(database, "SELECT count(*) FROM transfers");
+  EXPECT_GE(seeded, 1);
+  EXPECT_EQ(count(database, "SELECT count(*) FROM balance_snapshots WHERE reason = 'start'"), 1);
 
   taken.release();
   DaemonProcess served(args(database, floor.path()));
@@ -166,6 +191,9 @@ TEST(FloorAtStart, AStartThatFailsToServeLeavesNoRecordOfItsFloor) {
                   "SELECT count(*) FROM audit_log WHERE action = 'daemon.start' AND "
                   "detail->>'floor_version' = '1'"),
             1);
+  // The next start keeps the link as stored: not opened or seeded again.
+  EXPECT_EQ(count(database, "SELECT count(*) FROM links"), 1);
+  EXPECT_EQ(count(database, "SELECT count(*) FROM transfers"), seeded);
 }
 
 TEST(FloorAtStart, NothingIsServedBeforeTheStartIsOnRecordAndAFailedRecordLeavesNone) {
@@ -220,6 +248,38 @@ TEST(FloorAtStart, NothingIsServedBeforeTheStartIsOnRecordAndAFailedRecordLeaves
   const grpc::Status open_status = table->OpenRound(&open_context, open, &opened);
   EXPECT_EQ(open_status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(open_status.error_message(), config_status.error_message());
+  // Every method of every service, by its descriptor (so a method added later is tried too),
+  // with a request that parses: UNAVAILABLE "jackpotd is starting" (before, AdjustMeter answered
+  // UNIMPLEMENTED: the gate was copied into each method and it had none).
+  grpc::GenericStub stub(channel);
+  ASSERT_NE(pb::ApprovePayoutRequest::descriptor(), nullptr);  // Links supervisor.proto's pool.
+  int methods = 0;
+  for (const char* name :
+       {"jackpot.v1.TableService", "jackpot.v1.AdminService", "jackpot.v1.SupervisorService"}) {
+    const auto* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    std::vector<grpc::Status> answers;
+    for (int m = 0; m < service->method_count(); ++m) {
+      answers.push_back(
+          empty_call(stub, "/" + service->full_name() + "/" + service->method(m)->name()));
+    }
+    // A service the daemon does not register (SupervisorService, until it has an RPC) answers
+    // UNIMPLEMENTED for every method; a registered one must refuse every method.
+    const bool registered = std::any_of(answers.begin(), answers.end(), [](const auto& status) {
+      return status.error_code() != grpc::StatusCode::UNIMPLEMENTED;
+    });
+    EXPECT_TRUE(registered || service->name() == "SupervisorService") << name;
+    if (!registered) continue;
+    for (int m = 0; m < service->method_count(); ++m) {
+      SCOPED_TRACE(service->method(m)->full_name());
+      EXPECT_EQ(answers[static_cast<std::size_t>(m)].error_code(), grpc::StatusCode::UNAVAILABLE);
+      EXPECT_EQ(answers[static_cast<std::size_t>(m)].error_message(),
+                config_status.error_message());
+      ++methods;
+    }
+  }
+  EXPECT_GE(methods, 12);
 
   EXPECT_EQ(daemon.wait_for_exit(30s), 1) << daemon.stderr_text();
   EXPECT_NE(daemon.stderr_text().find("cannot record the start in the audit trail"),

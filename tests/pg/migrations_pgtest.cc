@@ -246,6 +246,9 @@ TEST(FloorVersions, OneVersionPerDistinctFloorKeptAsWritten) {
   EXPECT_EQ(record_floor_version(*connection, first), v1);  // The same floor starting again.
   const std::int64_t v2 = record_floor_version(*connection, second);
   EXPECT_GT(v2, v1);
+  // A known floor starting again uses up no number: the next new floor gets the next one
+  // (before, every restart left a gap).
+  EXPECT_EQ(v2, v1 + 1);
   EXPECT_EQ(record_floor_version(*connection, first), v1);
   EXPECT_NE(error_of([&] {
               record_floor_version(*connection, std::string("links {\0}", 10));
