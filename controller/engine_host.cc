@@ -190,6 +190,9 @@ void EngineHost::fail_and_recover(const std::string& reason) {
   {
     std::lock_guard lock(mutex_);
     failed_ = true;
+    unavailable_since_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
     gathering_.clear();
     durability_->discard();
     committed_at_failure_.push_back(committed_sequence_);

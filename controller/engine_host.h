@@ -167,6 +167,11 @@ class EngineHost {
     std::lock_guard lock(mutex_);
     return failed_;
   }
+  // Since when it cannot (Unix microseconds): the failure that made it fail stop.
+  std::int64_t unavailable_since_us() {
+    std::lock_guard lock(mutex_);
+    return unavailable_since_us_;
+  }
 
   std::uint64_t wait_for_status_change(std::uint64_t seen, std::chrono::milliseconds timeout);
   std::uint64_t status_version();
@@ -263,6 +268,7 @@ class EngineHost {
   // committed_sequence_ at each failed commit, in order; its size counts them.
   std::vector<std::uint64_t> committed_at_failure_;
   bool failed_ = false;
+  std::int64_t unavailable_since_us_ = 0;
   bool stopping_ = false;
   bool committer_done_ = false;
   std::uint64_t batches_committed_ = 0;

@@ -113,6 +113,17 @@ Status starting() {
                 "jackpotd is starting: its start is not on record yet; retry");
 }
 
+void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
+  std::int64_t seconds = unix_us / 1'000'000;
+  std::int64_t micros = unix_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --seconds;
+  }
+  out.set_seconds(seconds);
+  out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
+}
+
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
 // thread, and the committer answers a whole batch at once (docs/architecture.md §7).
 using TableServiceBase =
@@ -246,14 +257,17 @@ class TableServiceImpl final : public TableServiceBase {
     std::uint64_t version = host_.status_version();
     while (!context->IsCancelled() && !host_.stopping()) {
       for (const LinkId& link : links) {
-        const LinkStatus status =
-            host_.read_durable([&](const Engine& engine) { return engine.link_status(link); })
-                .value_or(LinkStatus::unavailable);
+        const auto durable = host_.read_durable([&](const Engine& engine) {
+          return std::pair{engine.link_status(link), engine.link_status_since_us(link)};
+        });
+        const LinkStatus status = durable ? durable->first : LinkStatus::unavailable;
         const auto it = sent.find(link.value());
         if (it != sent.end() && it->second == status) continue;
         pb::LinkStatusUpdate update;
         update.set_link_id(link.value());
         update.set_status(link_status(status));
+        const std::int64_t since = durable ? durable->second : host_.unavailable_since_us();
+        if (since != 0) set_time(since, *update.mutable_since());
         update.set_reason(status == LinkStatus::open     ? "open"
                           : status == LinkStatus::closed ? "closed by an operator"
                                                          : "the controller cannot record changes");
@@ -300,17 +314,6 @@ std::int64_t now_unix_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
-  std::int64_t seconds = unix_us / 1'000'000;
-  std::int64_t micros = unix_us % 1'000'000;
-  if (micros < 0) {
-    micros += 1'000'000;
-    --seconds;
-  }
-  out.set_seconds(seconds);
-  out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
 }
 
 class AdminServiceImpl final : public pb::AdminService::Service {
