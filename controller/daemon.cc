@@ -265,7 +265,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
              " links, " + std::to_string(floor->tables.size()) +
              " tables; state from the database");
-    host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
+    host = std::make_unique<EngineHost>(
+        std::move(engine).value(), durability.get(), 4096,
+        HostTimings{options.probe_interval, options.commit_late, options.read_timeout});
     host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
       metrics.observe_commit(batch, seconds, ok);
     });
@@ -349,7 +351,16 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   std::condition_variable poll_stop;
   bool stopping = false;
   std::thread poller;
+  // Load balancers and monitors hear of a fail-stop, or of a database that stopped answering,
+  // through health: NOT_SERVING as soon as the host is unavailable, SERVING again once it is
+  // back; a stop's NOT_SERVING stays. Set under poll_mutex, so that the latest finding wins.
+  const auto refresh_health = [&] {
+    std::lock_guard lock(poll_mutex);
+    if (!stopping) server->GetHealthCheckService()->SetServingStatus(host->available());
+  };
   if (host) {
+    host->on_status_change(refresh_health);
+    refresh_health();
     poller = std::thread([&] {
       std::unique_lock lock(poll_mutex);
       auto last_snapshot = std::chrono::steady_clock::now();
@@ -361,13 +372,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
           last_snapshot = std::chrono::steady_clock::now();
           host->snapshot_balances(SnapshotReason::interval);
         }
-        // Load balancers and monitors hear of a fail-stop through health: NOT_SERVING while
-        // the database cannot commit, SERVING again once the state is rebuilt; a stop's
-        // NOT_SERVING stays.
-        const bool serving = !host->failed();
-        lock.lock();
-        if (!stopping) server->GetHealthCheckService()->SetServingStatus(serving);
-        lock.unlock();
+        refresh_health();  // Besides each change: a backstop.
         // While the database is down the gauges keep their last durable values.
         if (const auto state = host->read_durable([](const Engine& engine) {
               return std::pair{engine.meters(), engine.pending_payouts().size()};

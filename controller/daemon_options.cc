@@ -84,6 +84,18 @@ SetResult set_query_timeout(DaemonOptions& options, const std::string& value) {
   return set_milliseconds(options.query_timeout, 100, value);
 }
 
+SetResult set_probe_interval(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.probe_interval, 0, value);
+}
+
+SetResult set_commit_late(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.commit_late, 100, value);
+}
+
+SetResult set_read_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.read_timeout, 100, value);
+}
+
 SetResult set_state_file(DaemonOptions& options, const std::string& value) {
   if (value.empty()) return std::string("expected a file name, got nothing");
   options.state_file = value;
@@ -130,6 +142,19 @@ constexpr Option kOptions[] = {
      "how long a statement of recovery or of a report may run, and its\n"
      "answer take twice that (default 60000)",
      set_query_timeout},
+    {"probe-interval-ms", "N",
+     "how often an idle daemon asks the database whether it answers, so that\n"
+     "health and the link status stream turn within about that; 0: never\n"
+     "(default 1000)",
+     set_probe_interval},
+    {"commit-late-ms", "N",
+     "a commit or probe running longer makes health NOT_SERVING and links\n"
+     "UNAVAILABLE until it ends (default 1500)",
+     set_commit_late},
+    {"read-timeout-ms", "N",
+     "the longest a read (ListMeters) waits for what it saw to be committed;\n"
+     "UNAVAILABLE past it (default 2000)",
+     set_read_timeout},
     {"state-file", "FILE",
      "where to keep the last commit mark seen, so that a restart refuses a\n"
      "database that lost acknowledged batches (default: none)",

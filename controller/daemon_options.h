@@ -25,6 +25,14 @@ struct DaemonOptions {
   // How long a statement of recovery or of a report may run (statement_timeout); the daemon
   // gives up on its answer after twice that.
   std::chrono::milliseconds query_timeout{60000};
+  // How often an idle daemon asks the database whether it answers (0: never): health and the
+  // link status stream turn within about this long of an outage.
+  std::chrono::milliseconds probe_interval{1000};
+  // A commit (or probe) running longer makes the daemon unavailable (health NOT_SERVING, links
+  // UNAVAILABLE) until it ends.
+  std::chrono::milliseconds commit_late{1500};
+  // The longest a read (ListMeters) waits for what it saw to be committed: UNAVAILABLE past it.
+  std::chrono::milliseconds read_timeout{2000};
   // Where the daemon keeps the last commit mark it saw, outside the database; empty: none.
   std::string state_file;
   // Accept, at start, a database behind the state file whose last batch is exactly this one: a
@@ -42,7 +50,8 @@ struct OptionsError {
 
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
 // [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N]
-// [--query-timeout-ms N] [--state-file FILE] [--accept-database-batch N] [--help] [--version]`.
+// [--query-timeout-ms N] [--probe-interval-ms N] [--commit-late-ms N] [--read-timeout-ms N]
+// [--state-file FILE] [--accept-database-batch N] [--help] [--version]`.
 // Flags accept `--name value` and `--name=value`. The config file holds `name = value` lines
 // with the flags' names (without dashes), `#` comments and blank lines; flags given on the
 // command line override it.

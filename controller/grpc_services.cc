@@ -257,9 +257,11 @@ class TableServiceImpl final : public TableServiceBase {
     std::uint64_t version = host_.status_version();
     while (!context->IsCancelled() && !host_.stopping()) {
       for (const LinkId& link : links) {
-        const auto durable = host_.read_durable([&](const Engine& engine) {
+        // A host whose database is late or gone tells its tables at once.
+        const auto durable = host_.available() ? host_.read_durable([&](const Engine& engine) {
           return std::pair{engine.link_status(link), engine.link_status_since_us(link)};
-        });
+        })
+                                               : std::nullopt;
         const LinkStatus status = durable ? durable->first : LinkStatus::unavailable;
         const auto it = sent.find(link.value());
         if (it != sent.end() && it->second == status) continue;

@@ -91,6 +91,22 @@ TEST(DaemonOptions, TheDatabaseTrustAndTimeoutFlags) {
             "--query-timeout-ms: expected milliseconds between 100 and 600000, got '5'");
 }
 
+TEST(DaemonOptions, TheLivenessFlags) {
+  const auto defaults = parse_ok({"--db", "x=y"});
+  EXPECT_EQ(defaults.probe_interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(defaults.commit_late, std::chrono::milliseconds(1500));
+  EXPECT_EQ(defaults.read_timeout, std::chrono::milliseconds(2000));
+  const auto options = parse_ok({"--db", "x=y", "--probe-interval-ms", "0", "--commit-late-ms=300",
+                                 "--read-timeout-ms", "250"});
+  EXPECT_EQ(options.probe_interval, std::chrono::milliseconds(0));
+  EXPECT_EQ(options.commit_late, std::chrono::milliseconds(300));
+  EXPECT_EQ(options.read_timeout, std::chrono::milliseconds(250));
+  EXPECT_EQ(parse_error({"--db", "x=y", "--commit-late-ms", "0"}),
+            "--commit-late-ms: expected milliseconds between 100 and 600000, got '0'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--read-timeout-ms", "fast"}),
+            "--read-timeout-ms: expected milliseconds between 100 and 600000, got 'fast'");
+}
+
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
   EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
 }
