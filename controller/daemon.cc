@@ -5,6 +5,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 #include <grpcpp/support/server_interceptor.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
@@ -184,6 +186,20 @@ class StopDeadlines {
   std::thread thread_;
 };
 
+// Takes server reflection off a builder: linking gRPC's reflection library registers its plugin
+// with every builder, whether InitProtoReflectionServerBuilderPlugin() ran or not.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& plugin) {
+                                    return plugin->name().find("reflection") != std::string::npos;
+                                  }),
+                   plugins->end());
+  }
+};
+
 int wait_for_signal(const sigset_t& signals) {
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0) {
@@ -290,11 +306,30 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
+  // can hold the threads the admin and health calls need.
+  // A daemon without a floor serves health only, and gRPC needs one synchronous service to
+  // start: reflection is that one there.
+  const bool reflection = options.reflection || !host;
+  if (reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (!reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
   // tables between two sequencers, so a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // The synchronous RPCs share a bounded number of threads; the round commands and the link
+  // status streams run on the callback API and hold none.
+  grpc::ResourceQuota quota("jackpotd");
+  quota.SetMaxThreads(options.grpc_threads_max);
+  builder.SetResourceQuota(quota);
+  // Pings on idle connections find clients that vanished (a table switched off, a cable pulled),
+  // so that their streams end and give their slot back; clients may ping every 10 s.
+  const int keepalive_ms = static_cast<int>(options.keepalive.count());
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::min(keepalive_ms, 10000));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
   counters.push_back(std::make_unique<CallCounter>());
   const auto* calls = static_cast<const CallCounter*>(counters.back().get());
@@ -302,7 +337,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   StartGate gate;  // Outlives the services that read it.
   std::vector<std::unique_ptr<grpc::Service>> services;
   if (host) {
-    services.push_back(make_table_service(*host, gate));
+    services.push_back(make_table_service(
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
     services.push_back(make_admin_service(*host, durability.get(), gate));
   }
   for (const auto& service : services) builder.RegisterService(service.get());

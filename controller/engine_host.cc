@@ -11,6 +11,7 @@ EngineHost::EngineHost(std::unique_ptr<Engine> engine, Durability* durability,
       durability_(durability),
       batch_commands_max_(batch_commands_max),
       timings_(timings) {
+  reset_statuses();
   if (durability_ != nullptr) {
     committer_ = std::thread([this] { commit_loop(); });
     responder_ = std::thread([this] { respond_loop(); });
@@ -21,11 +22,15 @@ EngineHost::EngineHost(std::unique_ptr<Engine> engine, Durability* durability,
 EngineHost::~EngineHost() { stop(); }
 
 void EngineHost::stop_watches() {
+  std::vector<std::function<void()>> listeners;
   {
     std::lock_guard lock(status_mutex_);
+    if (status_stopping_) return;
     status_stopping_ = true;
+    listeners = status_listeners_;
   }
   status_changed_.notify_all();
+  for (const auto& listener : listeners) listener();
 }
 
 void EngineHost::stop() {
@@ -194,6 +199,7 @@ void EngineHost::commit_loop() {
     lock.lock();
     const bool was_late = end_flight(ok);
     if (ok) {
+      for (const Records& records : batch) apply_statuses(records);
       committed_sequence_ = in_flight_;
       ++batches_committed_;
       commands_committed_ += batch.size();
@@ -301,6 +307,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
       {
         std::lock_guard lock(mutex_);
         engine_ = std::move(engine);
+        reset_statuses();
         failed_ = false;
         // What recovery rebuilt, on record as a start's is.
         gather_snapshot(SnapshotReason::recovery);
@@ -344,6 +351,37 @@ void EngineHost::bump_status() {
   }
   status_changed_.notify_all();
   for (const auto& listener : listeners) listener();
+}
+
+void EngineHost::reset_statuses() {
+  durable_statuses_.clear();
+  for (const LinkSettings& settings : engine_->config().links) {
+    const LinkId& id = settings.meters.id;
+    durable_statuses_[id.value()] = {engine_->link_status(id), engine_->link_status_since_us(id)};
+  }
+}
+
+void EngineHost::apply_statuses(const Records& records) {
+  for (const LinkStatusRecord& change : records.link_statuses) {
+    LinkStatusView& view = durable_statuses_[change.link.value()];
+    if (view.status != change.status) view = {change.status, change.time_us};
+  }
+}
+
+std::vector<LinkStatusView> EngineHost::link_statuses(const std::vector<LinkId>& links) {
+  std::lock_guard lock(mutex_);
+  const bool down = failed_ || late_ || committer_done_;
+  std::vector<LinkStatusView> views;
+  views.reserve(links.size());
+  for (const LinkId& link : links) {
+    if (down) {
+      views.push_back({LinkStatus::unavailable, unavailable_since_us_});
+      continue;
+    }
+    const auto it = durable_statuses_.find(link.value());
+    views.push_back(it == durable_statuses_.end() ? LinkStatusView{} : it->second);
+  }
+  return views;
 }
 
 std::uint64_t EngineHost::batches_committed() {

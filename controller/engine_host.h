@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,12 @@ class ReconciliationSource {
   virtual Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() = 0;
 };
 
+// A link's status as its tables must hear it.
+struct LinkStatusView {
+  LinkStatus status = LinkStatus::unavailable;
+  std::int64_t since_us = 0;  // When it entered the status (Unix microseconds); 0: unknown.
+};
+
 // The sequencer of docs/architecture.md §7. Commands run one at a time on the engine; their
 // records gather in a batch that a committer thread writes in one transaction while the next
 // batch gathers, so batches grow with load and an idle host commits at once. A caller is
@@ -175,6 +182,11 @@ class EngineHost {
     return result;
   }
 
+  // The statuses of `links` as committed (an operator's change counts once its batch has
+  // committed), every one UNAVAILABLE while the host is not available(); without waiting, for
+  // the link status streams. An unknown link is UNAVAILABLE.
+  std::vector<LinkStatusView> link_statuses(const std::vector<LinkId>& links);
+
   // Reads engine state without changing it, durable or not: for configuration, which only a
   // restart changes. Meters and statuses go through read_durable.
   template <typename Query>
@@ -211,7 +223,8 @@ class EngineHost {
   std::uint64_t status_version();
   void bump_status();
 
-  // Ends every status watch: first step of a shutdown, so that the server's streams finish.
+  // Ends every status watch: first step of a shutdown, so that the server's streams finish. The
+  // status listeners hear it once (stopping() is then true).
   void stop_watches();
   bool stopping();
   // Writes what is gathered and stops the committer: last step, once no call is in flight.
@@ -249,7 +262,10 @@ class EngineHost {
     Records records;
     auto answer = command(*engine_, records);
     needs = 0;
-    if (durability_ == nullptr) return answer;
+    if (durability_ == nullptr) {
+      apply_statuses(records);
+      return answer;
+    }
     needs = records.empty() ? sequence_seen() : gathering_sequence_;
     if (!records.empty()) {
       durability_->stage(records);
@@ -325,6 +341,11 @@ class EngineHost {
   bool end_flight(bool ok);
   void mark_unavailable_now();
   std::vector<std::function<void()>> status_listeners_;
+  // Each link's status as committed: from the engine when it is built or rebuilt, then from the
+  // records of each committed batch. With mutex_ held.
+  std::map<std::string, LinkStatusView> durable_statuses_;
+  void reset_statuses();
+  void apply_statuses(const Records& records);
   bool committer_done_ = false;
   std::uint64_t batches_committed_ = 0;
   std::uint64_t commands_committed_ = 0;

@@ -107,6 +107,29 @@ TEST(DaemonOptions, TheLivenessFlags) {
             "--read-timeout-ms: expected milliseconds between 100 and 600000, got 'fast'");
 }
 
+TEST(DaemonOptions, TheStreamAndThreadFlags) {
+  const auto defaults = parse_ok({"--db", "x=y"});
+  EXPECT_EQ(defaults.streams_max, 4096U);
+  EXPECT_EQ(defaults.streams_per_peer_max, 64U);
+  EXPECT_EQ(defaults.grpc_threads_max, 64);
+  EXPECT_EQ(defaults.keepalive, std::chrono::milliseconds(30000));
+  EXPECT_FALSE(defaults.reflection);
+  const auto options =
+      parse_ok({"--db", "x=y", "--streams-max", "10", "--streams-per-peer-max=2",
+                "--grpc-threads-max", "8", "--keepalive-ms", "5000", "--reflection", "on"});
+  EXPECT_EQ(options.streams_max, 10U);
+  EXPECT_EQ(options.streams_per_peer_max, 2U);
+  EXPECT_EQ(options.grpc_threads_max, 8);
+  EXPECT_EQ(options.keepalive, std::chrono::milliseconds(5000));
+  EXPECT_TRUE(options.reflection);
+  EXPECT_EQ(parse_error({"--db", "x=y", "--streams-max", "0"}),
+            "--streams-max: expected a number between 1 and 1000000, got '0'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--grpc-threads-max", "2"}),
+            "--grpc-threads-max: expected a number between 4 and 4096, got '2'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--reflection", "yes"}),
+            "--reflection: expected 'on' or 'off', got 'yes'");
+}
+
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
   EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
 }
