@@ -5,6 +5,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 #include <grpcpp/support/server_interceptor.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
@@ -185,6 +187,20 @@ class StopDeadlines {
   std::thread thread_;
 };
 
+// Takes server reflection off a builder: linking gRPC's reflection library registers its plugin
+// with every builder, whether InitProtoReflectionServerBuilderPlugin() ran or not.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& plugin) {
+                                    return plugin->name().find("reflection") != std::string::npos;
+                                  }),
+                   plugins->end());
+  }
+};
+
 int wait_for_signal(const sigset_t& signals) {
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0) {
@@ -266,7 +282,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
              " links, " + std::to_string(floor->tables.size()) +
              " tables; state from the database");
-    host = std::make_unique<EngineHost>(std::move(engine).value(), durability.get());
+    host = std::make_unique<EngineHost>(
+        std::move(engine).value(), durability.get(), 4096,
+        HostTimings{options.probe_interval, options.commit_late, options.read_timeout});
     host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
       metrics.observe_commit(batch, seconds, ok);
     });
@@ -289,13 +307,32 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
+  // can hold the threads the admin and health calls need.
+  // A daemon without a floor serves health only, and gRPC needs one synchronous service to
+  // start: reflection is that one there.
+  const bool reflection = options.reflection || !host;
+  if (reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (!reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
   // tables between two sequencers, so a taken port must be an error.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // A larger request is RESOURCE_EXHAUSTED before it is read (docs/limits.md).
   builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  // The synchronous RPCs share a bounded number of threads; the round commands and the link
+  // status streams run on the callback API and hold none.
+  grpc::ResourceQuota quota("jackpotd");
+  quota.SetMaxThreads(options.grpc_threads_max);
+  builder.SetResourceQuota(quota);
+  // Pings on idle connections find clients that vanished (a table switched off, a cable pulled),
+  // so that their streams end and give their slot back; clients may ping every 10 s.
+  const int keepalive_ms = static_cast<int>(options.keepalive.count());
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::min(keepalive_ms, 10000));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
   counters.push_back(std::make_unique<CallCounter>());
   const auto* calls = static_cast<const CallCounter*>(counters.back().get());
@@ -303,7 +340,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   StartGate gate;  // Outlives the services that read it.
   std::vector<std::unique_ptr<grpc::Service>> services;
   if (host) {
-    services.push_back(make_table_service(*host, gate));
+    services.push_back(make_table_service(
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
     services.push_back(make_admin_service(*host, durability.get(), gate));
   }
   for (const auto& service : services) builder.RegisterService(service.get());
@@ -353,7 +391,16 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   std::condition_variable poll_stop;
   bool stopping = false;
   std::thread poller;
+  // Load balancers and monitors hear of a fail-stop, or of a database that stopped answering,
+  // through health: NOT_SERVING as soon as the host is unavailable, SERVING again once it is
+  // back; a stop's NOT_SERVING stays. Set under poll_mutex, so that the latest finding wins.
+  const auto refresh_health = [&] {
+    std::lock_guard lock(poll_mutex);
+    if (!stopping) server->GetHealthCheckService()->SetServingStatus(host->available());
+  };
   if (host) {
+    host->on_status_change(refresh_health);
+    refresh_health();
     poller = std::thread([&] {
       std::unique_lock lock(poll_mutex);
       auto last_snapshot = std::chrono::steady_clock::now();
@@ -365,13 +412,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
           last_snapshot = std::chrono::steady_clock::now();
           host->snapshot_balances(SnapshotReason::interval);
         }
-        // Load balancers and monitors hear of a fail-stop through health: NOT_SERVING while
-        // the database cannot commit, SERVING again once the state is rebuilt; a stop's
-        // NOT_SERVING stays.
-        const bool serving = !host->failed();
-        lock.lock();
-        if (!stopping) server->GetHealthCheckService()->SetServingStatus(serving);
-        lock.unlock();
+        refresh_health();  // Besides each change: a backstop.
         // While the database is down the gauges keep their last durable values.
         if (const auto state = host->read_durable([](const Engine& engine) {
               return std::pair{engine.meters(), engine.pending_payouts().size()};

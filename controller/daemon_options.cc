@@ -84,6 +84,65 @@ SetResult set_query_timeout(DaemonOptions& options, const std::string& value) {
   return set_milliseconds(options.query_timeout, 100, value);
 }
 
+SetResult set_probe_interval(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.probe_interval, 0, value);
+}
+
+SetResult set_commit_late(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.commit_late, 100, value);
+}
+
+SetResult set_read_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.read_timeout, 100, value);
+}
+
+// A count in [low, high].
+std::optional<long long> count_in(const std::string& value, long long low, long long high) {
+  long long number = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || number < low ||
+      number > high) {
+    return std::nullopt;
+  }
+  return number;
+}
+
+std::string expected_count(long long low, long long high, const std::string& value) {
+  return "expected a number between " + std::to_string(low) + " and " + std::to_string(high) +
+         ", got '" + value + "'";
+}
+
+SetResult set_streams_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 1'000'000);
+  if (!count) return expected_count(1, 1'000'000, value);
+  options.streams_max = static_cast<std::size_t>(*count);
+  return std::nullopt;
+}
+
+SetResult set_streams_per_peer_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 1'000'000);
+  if (!count) return expected_count(1, 1'000'000, value);
+  options.streams_per_peer_max = static_cast<std::size_t>(*count);
+  return std::nullopt;
+}
+
+SetResult set_grpc_threads_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 4, 4096);
+  if (!count) return expected_count(4, 4096, value);
+  options.grpc_threads_max = static_cast<int>(*count);
+  return std::nullopt;
+}
+
+SetResult set_keepalive(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.keepalive, 1000, value);
+}
+
+SetResult set_reflection(DaemonOptions& options, const std::string& value) {
+  if (value != "on" && value != "off") return "expected 'on' or 'off', got '" + value + "'";
+  options.reflection = value == "on";
+  return std::nullopt;
+}
+
 SetResult set_state_file(DaemonOptions& options, const std::string& value) {
   if (value.empty()) return std::string("expected a file name, got nothing");
   options.state_file = value;
@@ -130,6 +189,34 @@ constexpr Option kOptions[] = {
      "how long a statement of recovery or of a report may run, and its\n"
      "answer take twice that (default 60000)",
      set_query_timeout},
+    {"probe-interval-ms", "N",
+     "how often an idle daemon asks the database whether it answers, so that\n"
+     "health and the link status stream turn within about that; 0: never\n"
+     "(default 1000)",
+     set_probe_interval},
+    {"commit-late-ms", "N",
+     "a commit or probe running longer makes health NOT_SERVING and links\n"
+     "UNAVAILABLE until it ends (default 1500)",
+     set_commit_late},
+    {"read-timeout-ms", "N",
+     "the longest a read (ListMeters) waits for what it saw to be committed;\n"
+     "UNAVAILABLE past it (default 2000)",
+     set_read_timeout},
+    {"streams-max", "N",
+     "WatchLinkStatus streams held at once; RESOURCE_EXHAUSTED past it\n(default 4096)",
+     set_streams_max},
+    {"streams-per-peer-max", "N",
+     "WatchLinkStatus streams one client host may hold; RESOURCE_EXHAUSTED\npast it (default 64)",
+     set_streams_per_peer_max},
+    {"grpc-threads-max", "N",
+     "threads for the synchronous RPCs (admin, health, reflection); the round\n"
+     "commands and streams hold none (default 64)",
+     set_grpc_threads_max},
+    {"keepalive-ms", "N",
+     "how often the server pings an idle connection, so that the streams of\n"
+     "a client that vanished end (default 30000)",
+     set_keepalive},
+    {"reflection", "on|off", "serve gRPC server reflection (default off)", set_reflection},
     {"state-file", "FILE",
      "where to keep the last commit mark seen, so that a restart refuses a\n"
      "database that lost acknowledged batches (default: none)",

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,24 @@ struct DaemonOptions {
   // How long a statement of recovery or of a report may run (statement_timeout); the daemon
   // gives up on its answer after twice that.
   std::chrono::milliseconds query_timeout{60000};
+  // How often an idle daemon asks the database whether it answers (0: never): health and the
+  // link status stream turn within about this long of an outage.
+  std::chrono::milliseconds probe_interval{1000};
+  // A commit (or probe) running longer makes the daemon unavailable (health NOT_SERVING, links
+  // UNAVAILABLE) until it ends.
+  std::chrono::milliseconds commit_late{1500};
+  // The longest a read (ListMeters) waits for what it saw to be committed: UNAVAILABLE past it.
+  std::chrono::milliseconds read_timeout{2000};
+  // WatchLinkStatus streams held at once, in all and per client host: RESOURCE_EXHAUSTED past.
+  std::size_t streams_max = 4096;
+  std::size_t streams_per_peer_max = 64;
+  // Threads gRPC may run the synchronous RPCs (AdminService, health, reflection) on; the round
+  // commands and the streams use none of their own.
+  int grpc_threads_max = 64;
+  // How often the server pings an idle connection, so that a vanished client's streams end.
+  std::chrono::milliseconds keepalive{30000};
+  // Serve gRPC server reflection (for grpcurl-like tools): off unless asked for.
+  bool reflection = false;
   // Where the daemon keeps the last commit mark it saw, outside the database; empty: none.
   std::string state_file;
   // Accept, at start, a database behind the state file whose last batch is exactly this one: a
@@ -42,7 +61,9 @@ struct OptionsError {
 
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
 // [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N]
-// [--query-timeout-ms N] [--state-file FILE] [--accept-database-batch N] [--help] [--version]`.
+// [--query-timeout-ms N] [--probe-interval-ms N] [--commit-late-ms N] [--read-timeout-ms N]
+// [--streams-max N] [--streams-per-peer-max N] [--grpc-threads-max N] [--keepalive-ms N]
+// [--reflection on|off] [--state-file FILE] [--accept-database-batch N] [--help] [--version]`.
 // Flags accept `--name value` and `--name=value`. The config file holds `name = value` lines
 // with the flags' names (without dashes), `#` comments and blank lines; flags given on the
 // command line override it.

@@ -409,6 +409,19 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
   }
 }
 
+bool PostgresDurability::probe(std::string& error) {
+  try {
+    committer().exec("SELECT 1", answer_deadline());
+    return true;
+  } catch (const std::exception& failure) {
+    error = failure.what();
+    if (backend_) orphan_ = backend_;  // As for a failed commit: recovery waits until it is gone.
+    backend_.reset();
+    committer_.reset();
+    return false;
+  }
+}
+
 namespace {
 
 // A report's or an audit's read that failed: the reason (PostgreSQL's text, which may quote SQL,

@@ -74,6 +74,8 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   void seal() override;
   void discard() override;
   bool commit(const std::vector<Records>& batch, std::string& error) override;
+  // A trivial statement on the commit session, with a commit's deadline.
+  bool probe(std::string& error) override;
   std::unique_ptr<Engine> recover(std::string& error) override;
 
   // Reads on a connection of its own, so that reports never wait for or disturb commits.

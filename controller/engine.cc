@@ -277,6 +277,7 @@ struct Engine::LinkState {
   LinkStatus status = LinkStatus::open;
   std::vector<Transfer> scratch;          // Transfers of the command in progress.
   Name name{settings.meters.id.value()};  // The link's id, as records name it.
+  std::int64_t status_since_us = 0;       // When it entered `status` (Unix microseconds).
 };
 
 struct Engine::TableState {
@@ -318,6 +319,7 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::create(
     JACKPOT_INVARIANT(link.ok(), "validated link configurations open");
     auto state = std::make_unique<LinkState>(
         LinkState{settings, std::move(link).value(), LinkStatus::open, {}});
+    state->status_since_us = now;
     for (const Transfer& transfer : opening) out.transfers.push_back({state->name, transfer});
     for (std::uint32_t level = 1; level <= state->link.level_count(); ++level) {
       if (const auto& trigger = state->link.hidden_trigger(level)) {
@@ -370,6 +372,9 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
     if (!link) return link.error();
     auto state =
         std::make_unique<LinkState>(LinkState{settings, std::move(link).value(), saved.status, {}});
+    state->status_since_us = saved.status != LinkStatus::open && saved.status_since_us != 0
+                                 ? saved.status_since_us
+                                 : clock.now_us();
     engine->links_by_id_[settings.meters.id.value()] = state.get();
     engine->links_.push_back(std::move(state));
   }
@@ -438,7 +443,8 @@ EngineSnapshot Engine::snapshot() const {
   for (const auto& state : links_) {
     snapshot.links.push_back({state->settings.meters.id, state->link.ledger().balances(),
                               state->link.ledger().next_id(), state->link.hidden_triggers(),
-                              state->status});
+                              state->status,
+                              state->status == LinkStatus::open ? 0 : state->status_since_us});
   }
   for (const TableSettings& settings : config_.tables) {
     const TableState& table = *tables_.at(settings.id.value());
@@ -541,6 +547,11 @@ LinkStatus Engine::link_status(const LinkId& id) const {
   return it == links_by_id_.end() ? LinkStatus::unavailable : it->second->status;
 }
 
+std::int64_t Engine::link_status_since_us(const LinkId& id) const {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? 0 : it->second->status_since_us;
+}
+
 Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, LinkStatus status,
                                                           const std::string& changed_by,
                                                           const std::string& reason, Records& out) {
@@ -555,8 +566,10 @@ Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, Link
   if (has_nul(changed_by) || has_nul(reason)) {
     return invalid("a status change's name and reason may not contain NUL characters");
   }
+  const std::int64_t now = clock_.now_us();
+  if (state->status != status) state->status_since_us = now;
   state->status = status;
-  out.link_statuses.push_back({id, status, clock_.now_us(), changed_by, reason});
+  out.link_statuses.push_back({id, status, now, changed_by, reason});
   return status;
 }
 

@@ -68,6 +68,10 @@ class Engine {
                                                     const std::string& changed_by,
                                                     const std::string& reason, Records& out);
   LinkStatus link_status(const LinkId& link) const;
+  // When the link entered its status (Unix microseconds): the operator's change as recorded, or,
+  // for a link that has been OPEN since, when this engine was built (start or recovery); 0 for
+  // an unknown link.
+  std::int64_t link_status_since_us(const LinkId& link) const;
 
   // An operator's meter adjustment: one transfer between the level's meter and the link's
   // seed_funding (the house), with who asked and why on the record. Checked in this order, each

@@ -6,22 +6,31 @@
 namespace jackpot {
 
 EngineHost::EngineHost(std::unique_ptr<Engine> engine, Durability* durability,
-                       std::size_t batch_commands_max)
-    : engine_(std::move(engine)), durability_(durability), batch_commands_max_(batch_commands_max) {
+                       std::size_t batch_commands_max, HostTimings timings)
+    : engine_(std::move(engine)),
+      durability_(durability),
+      batch_commands_max_(batch_commands_max),
+      timings_(timings) {
+  reset_statuses();
   if (durability_ != nullptr) {
     committer_ = std::thread([this] { commit_loop(); });
     responder_ = std::thread([this] { respond_loop(); });
+    if (timings_.commit_late.count() > 0) watchdog_ = std::thread([this] { watch_loop(); });
   }
 }
 
 EngineHost::~EngineHost() { stop(); }
 
 void EngineHost::stop_watches() {
+  std::vector<std::function<void()>> listeners;
   {
     std::lock_guard lock(status_mutex_);
+    if (status_stopping_) return;
     status_stopping_ = true;
+    listeners = status_listeners_;
   }
   status_changed_.notify_all();
+  for (const auto& listener : listeners) listener();
 }
 
 void EngineHost::stop() {
@@ -44,6 +53,8 @@ void EngineHost::stop() {
   }
   committed_.notify_all();
   space_.notify_all();
+  flight_changed_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
   if (!left.empty()) deliver(answering(std::move(left), false));
   {
     std::lock_guard lock(deliveries_mutex_);
@@ -150,14 +161,35 @@ bool EngineHost::stopping() {
 
 void EngineHost::commit_loop() {
   std::unique_lock lock(mutex_);
+  const auto work = [&] { return stopping_ || !gathering_.empty(); };
   for (;;) {
-    work_.wait(lock, [&] { return stopping_ || !gathering_.empty(); });
+    if (timings_.probe_interval.count() == 0) {
+      work_.wait(lock, work);
+    } else if (!work_.wait_for(lock, timings_.probe_interval, work)) {
+      // Idle for a whole interval: a database that went away is found now, not at the next
+      // command (commits under load are probes enough).
+      begin_flight();
+      lock.unlock();
+      std::string error;
+      const bool ok = durability_->probe(error);
+      lock.lock();
+      const bool was_late = end_flight(ok);
+      lock.unlock();
+      if (!ok) {
+        fail_and_recover("the database did not answer a probe: " + error);
+      } else if (was_late) {
+        bump_status();
+      }
+      lock.lock();
+      continue;
+    }
     if (gathering_.empty()) return;  // Stopping, and everything is written.
     std::vector<Records> batch;
     batch.swap(gathering_);
     durability_->seal();
     in_flight_ = gathering_sequence_++;
     space_.notify_all();
+    begin_flight();
     lock.unlock();
     std::string error;
     const auto started = std::chrono::steady_clock::now();
@@ -165,7 +197,9 @@ void EngineHost::commit_loop() {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     lock.lock();
+    const bool was_late = end_flight(ok);
     if (ok) {
+      for (const Records& records : batch) apply_statuses(records);
       committed_sequence_ = in_flight_;
       ++batches_committed_;
       commands_committed_ += batch.size();
@@ -173,12 +207,69 @@ void EngineHost::commit_loop() {
       std::vector<Waiter> ready = take_waiters(false);
       lock.unlock();
       deliver(after_commit(std::move(ready), std::move(batch), seconds, true));
+      if (was_late) bump_status();
       lock.lock();
       continue;
     }
     lock.unlock();
     deliver(after_commit({}, std::move(batch), seconds, false));
-    fail_and_recover(error);
+    fail_and_recover("commit failed (" + error + ")");
+    lock.lock();
+  }
+}
+
+void EngineHost::begin_flight() {
+  flight_started_ = std::chrono::steady_clock::now();
+  ++flight_;
+  flight_changed_.notify_all();
+}
+
+bool EngineHost::end_flight(bool ok) {
+  const bool was_late = late_;
+  if (was_late && ok) {
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - *flight_started_);
+    std::fprintf(stderr, "jackpotd: the database answered after %lld ms; serving again\n",
+                 static_cast<long long>(took.count()));
+  }
+  flight_started_.reset();
+  ++flight_;
+  // A failed flight stays late until fail_and_recover() has marked the host failed.
+  if (ok) late_ = false;
+  flight_changed_.notify_all();
+  return was_late;
+}
+
+void EngineHost::mark_unavailable_now() {
+  unavailable_since_us_ = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+}
+
+// Marks the host late when a commit or probe runs longer than timings_.commit_late, so that
+// health and the tables hear of a database that stopped answering before the commit's own
+// deadline fails it.
+void EngineHost::watch_loop() {
+  std::unique_lock lock(mutex_);
+  while (!committer_done_) {
+    if (!flight_started_ || late_) {
+      flight_changed_.wait(lock);
+      continue;
+    }
+    const std::uint64_t flight = flight_;
+    const auto due = *flight_started_ + timings_.commit_late;
+    if (flight_changed_.wait_until(lock, due,
+                                   [&] { return committer_done_ || flight_ != flight; })) {
+      continue;
+    }
+    late_ = true;
+    if (!failed_) mark_unavailable_now();
+    lock.unlock();
+    std::fprintf(stderr,
+                 "jackpotd: the database has not answered for %lld ms; not serving until it "
+                 "does\n",
+                 static_cast<long long>(timings_.commit_late.count()));
+    bump_status();
     lock.lock();
   }
 }
@@ -189,6 +280,9 @@ void EngineHost::fail_and_recover(const std::string& reason) {
   std::vector<Waiter> lost;
   {
     std::lock_guard lock(mutex_);
+    // Unavailable since the commit turned late, if it did.
+    if (!late_) mark_unavailable_now();
+    late_ = false;
     failed_ = true;
     gathering_.clear();
     durability_->discard();
@@ -201,8 +295,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
   committed_.notify_all();
   space_.notify_all();
   bump_status();
-  std::fprintf(stderr, "jackpotd: commit failed (%s); not serving until the database is back\n",
-               reason.c_str());
+  std::fprintf(stderr, "jackpotd: %s; not serving until the database is back\n", reason.c_str());
   std::string last_error;
   for (;;) {
     {
@@ -214,6 +307,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
       {
         std::lock_guard lock(mutex_);
         engine_ = std::move(engine);
+        reset_statuses();
         failed_ = false;
         // What recovery rebuilt, on record as a start's is.
         gather_snapshot(SnapshotReason::recovery);
@@ -249,11 +343,45 @@ std::uint64_t EngineHost::status_version() {
 }
 
 void EngineHost::bump_status() {
+  std::vector<std::function<void()>> listeners;
   {
     std::lock_guard lock(status_mutex_);
     ++status_version_;
+    listeners = status_listeners_;
   }
   status_changed_.notify_all();
+  for (const auto& listener : listeners) listener();
+}
+
+void EngineHost::reset_statuses() {
+  durable_statuses_.clear();
+  for (const LinkSettings& settings : engine_->config().links) {
+    const LinkId& id = settings.meters.id;
+    durable_statuses_[id.value()] = {engine_->link_status(id), engine_->link_status_since_us(id)};
+  }
+}
+
+void EngineHost::apply_statuses(const Records& records) {
+  for (const LinkStatusRecord& change : records.link_statuses) {
+    LinkStatusView& view = durable_statuses_[change.link.value()];
+    if (view.status != change.status) view = {change.status, change.time_us};
+  }
+}
+
+std::vector<LinkStatusView> EngineHost::link_statuses(const std::vector<LinkId>& links) {
+  std::lock_guard lock(mutex_);
+  const bool down = failed_ || late_ || committer_done_;
+  std::vector<LinkStatusView> views;
+  views.reserve(links.size());
+  for (const LinkId& link : links) {
+    if (down) {
+      views.push_back({LinkStatus::unavailable, unavailable_since_us_});
+      continue;
+    }
+    const auto it = durable_statuses_.find(link.value());
+    views.push_back(it == durable_statuses_.end() ? LinkStatusView{} : it->second);
+  }
+  return views;
 }
 
 std::uint64_t EngineHost::batches_committed() {

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,23 @@ class Durability {
   virtual void stage(const Records&) {}
   virtual void seal() {}
   virtual void discard() {}
+
+  // Asks the database whether it answers, on the path commits take, while nothing is being
+  // committed; false (with the reason) when it does not, in which case the host fails stop as
+  // for a failed commit.
+  virtual bool probe(std::string& /*error*/) { return true; }
+};
+
+// How the host notices a database that stopped answering, and how long reads wait for it. Zero
+// turns each off (the default: tests and tools that do not ask for it).
+struct HostTimings {
+  // An idle host probes the database this often (Durability::probe).
+  std::chrono::milliseconds probe_interval{0};
+  // A commit or probe running longer makes the host unavailable until it ends: health and the
+  // link status stream turn at once instead of when the commit's own deadline fails it.
+  std::chrono::milliseconds commit_late{0};
+  // The longest read_durable() waits for what it saw to be committed; nothing after it.
+  std::chrono::milliseconds read_timeout{0};
 };
 
 // One link's reconciliation over the period that two of its balance snapshots bound: the start
@@ -75,6 +93,12 @@ class ReconciliationSource {
   virtual Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() = 0;
 };
 
+// A link's status as its tables must hear it.
+struct LinkStatusView {
+  LinkStatus status = LinkStatus::unavailable;
+  std::int64_t since_us = 0;  // When it entered the status (Unix microseconds); 0: unknown.
+};
+
 // The sequencer of docs/architecture.md §7. Commands run one at a time on the engine; their
 // records gather in a batch that a committer thread writes in one transaction while the next
 // batch gathers, so batches grow with load and an idle host commits at once. A caller is
@@ -86,7 +110,7 @@ class EngineHost {
  public:
   // Without durability (tests, a daemon without a database) commands are answered at once.
   EngineHost(std::unique_ptr<Engine> engine, Durability* durability = nullptr,
-             std::size_t batch_commands_max = 4096);
+             std::size_t batch_commands_max = 4096, HostTimings timings = {});
   ~EngineHost();
   EngineHost(const EngineHost&) = delete;
   EngineHost& operator=(const EngineHost&) = delete;
@@ -126,8 +150,8 @@ class EngineHost {
   }
 
   // Reads engine state and answers it once everything the read saw is durable: nothing while
-  // the host cannot commit, or when what it saw was lost. Operators and signs never see a meter
-  // that a failed commit takes back.
+  // the host cannot commit, when what it saw was lost, or when it is not durable within the
+  // read timeout. Operators and signs never see a meter that a failed commit takes back.
   template <typename Query>
   auto read_durable(Query&& query)
       -> std::optional<decltype(query(std::declval<const Engine&>()))> {
@@ -135,7 +159,11 @@ class EngineHost {
     if (failed_ || committer_done_) return std::nullopt;
     auto answer = query(static_cast<const Engine&>(*engine_));
     if (durability_ == nullptr) return answer;
-    if (!wait_durable(lock, sequence_seen())) return std::nullopt;
+    std::optional<std::chrono::steady_clock::time_point> until;
+    if (timings_.read_timeout.count() > 0) {
+      until = std::chrono::steady_clock::now() + timings_.read_timeout;
+    }
+    if (!wait_durable(lock, sequence_seen(), until)) return std::nullopt;
     return answer;
   }
 
@@ -154,6 +182,11 @@ class EngineHost {
     return result;
   }
 
+  // The statuses of `links` as committed (an operator's change counts once its batch has
+  // committed), every one UNAVAILABLE while the host is not available(); without waiting, for
+  // the link status streams. An unknown link is UNAVAILABLE.
+  std::vector<LinkStatusView> link_statuses(const std::vector<LinkId>& links);
+
   // Reads engine state without changing it, durable or not: for configuration, which only a
   // restart changes. Meters and statuses go through read_durable.
   template <typename Query>
@@ -167,12 +200,31 @@ class EngineHost {
     std::lock_guard lock(mutex_);
     return failed_;
   }
+  // False while the host cannot make changes durable, or a commit or probe is late
+  // (HostTimings::commit_late): what health and the link status stream say.
+  bool available() {
+    std::lock_guard lock(mutex_);
+    return !failed_ && !late_;
+  }
+  // Since when it is not (Unix microseconds): the late commit's or the failure's time.
+  std::int64_t unavailable_since_us() {
+    std::lock_guard lock(mutex_);
+    return unavailable_since_us_;
+  }
+  // Called after every status change (bump_status: an operator's change, a failure, a recovery,
+  // a commit turning late or ending), never with the host's lock held; it may call the host's
+  // reads.
+  void on_status_change(std::function<void()> listener) {
+    std::lock_guard lock(status_mutex_);
+    status_listeners_.push_back(std::move(listener));
+  }
 
   std::uint64_t wait_for_status_change(std::uint64_t seen, std::chrono::milliseconds timeout);
   std::uint64_t status_version();
   void bump_status();
 
-  // Ends every status watch: first step of a shutdown, so that the server's streams finish.
+  // Ends every status watch: first step of a shutdown, so that the server's streams finish. The
+  // status listeners hear it once (stopping() is then true).
   void stop_watches();
   bool stopping();
   // Writes what is gathered and stops the committer: last step, once no call is in flight.
@@ -210,7 +262,10 @@ class EngineHost {
     Records records;
     auto answer = command(*engine_, records);
     needs = 0;
-    if (durability_ == nullptr) return answer;
+    if (durability_ == nullptr) {
+      apply_statuses(records);
+      return answer;
+    }
     needs = records.empty() ? sequence_seen() : gathering_sequence_;
     if (!records.empty()) {
       durability_->stage(records);
@@ -237,16 +292,22 @@ class EngineHost {
     return gathering_.empty() ? in_flight_ : gathering_sequence_;
   }
 
-  // Waits until batch `needs` is committed; false when a failure abandoned it first.
-  bool wait_durable(std::unique_lock<std::mutex>& lock, std::uint64_t needs) {
+  // Waits until batch `needs` is committed; false when a failure abandoned it first, or `until`
+  // passed.
+  bool wait_durable(std::unique_lock<std::mutex>& lock, std::uint64_t needs,
+                    std::optional<std::chrono::steady_clock::time_point> until = std::nullopt) {
     const std::size_t epoch = committed_at_failure_.size();
     // The first failure after the caller's command abandoned every batch after the last
     // committed one; later failures cannot bring it back, so only that one decides.
     const auto lost = [&] {
       return committed_at_failure_.size() > epoch && needs > committed_at_failure_[epoch];
     };
-    committed_.wait(lock,
-                    [&] { return lost() || committed_sequence_ >= needs || committer_done_; });
+    const auto done = [&] { return lost() || committed_sequence_ >= needs || committer_done_; };
+    if (until) {
+      committed_.wait_until(lock, *until, done);
+    } else {
+      committed_.wait(lock, done);
+    }
     return !lost() && committed_sequence_ >= needs;
   }
 
@@ -263,7 +324,28 @@ class EngineHost {
   // committed_sequence_ at each failed commit, in order; its size counts them.
   std::vector<std::uint64_t> committed_at_failure_;
   bool failed_ = false;
+  std::int64_t unavailable_since_us_ = 0;
   bool stopping_ = false;
+  HostTimings timings_;
+  // The commit or probe the committer is waiting for, numbered; late_ once it ran longer than
+  // timings_.commit_late (the watchdog's finding).
+  std::optional<std::chrono::steady_clock::time_point> flight_started_;
+  std::uint64_t flight_ = 0;
+  bool late_ = false;
+  std::condition_variable flight_changed_;
+  std::thread watchdog_;
+  void watch_loop();
+  // Around the committer's wait for the database; with mutex_ held. end_flight() answers
+  // whether the flight had been late (the caller tells the watchers, without the lock).
+  void begin_flight();
+  bool end_flight(bool ok);
+  void mark_unavailable_now();
+  std::vector<std::function<void()>> status_listeners_;
+  // Each link's status as committed: from the engine when it is built or rebuilt, then from the
+  // records of each committed batch. With mutex_ held.
+  std::map<std::string, LinkStatusView> durable_statuses_;
+  void reset_statuses();
+  void apply_statuses(const Records& records);
   bool committer_done_ = false;
   std::uint64_t batches_committed_ = 0;
   std::uint64_t commands_committed_ = 0;

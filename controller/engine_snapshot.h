@@ -23,6 +23,10 @@ struct LinkSnapshot {
   TransferId next_transfer;
   std::vector<std::optional<HiddenTrigger>> hidden;  // Per level, 1..N at index 0..N-1.
   LinkStatus status = LinkStatus::open;
+  // When a link that is not OPEN entered its status (Unix microseconds, from its record); 0 when
+  // open or unknown. An OPEN link is open since the engine holding it was built (start or
+  // recovery): before that no table could play it.
+  std::int64_t status_since_us = 0;
   friend bool operator==(const LinkSnapshot&, const LinkSnapshot&) = default;
 };
 

@@ -3,11 +3,16 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
 
 #include "controller/report_period.h"
 #include "controller/request_checks.h"
 #include "controller/request_limits.h"
+#include "controller/stream_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "meters/invariant.h"
@@ -216,6 +221,176 @@ grpc::ServerUnaryReactor* serve_unary(const StartGate& gate, grpc::CallbackServe
   return reactor;
 }
 
+void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
+  std::int64_t seconds = unix_us / 1'000'000;
+  std::int64_t micros = unix_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --seconds;
+  }
+  out.set_seconds(seconds);
+  out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
+}
+
+// A WatchLinkStatus call refused before it streams anything.
+class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(const Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+class StatusStream;
+
+// Every open WatchLinkStatus stream: the bounds on how many (per server and per peer host), and
+// the fan-out of each status change to every stream, without a thread per stream.
+class StatusStreams {
+ public:
+  explicit StatusStreams(StreamLimits limits) : slots_(limits) {}
+
+  // Counts and keeps `stream`; the refusal's message when a bound is reached.
+  std::optional<std::string> add(StatusStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (auto refused = slots_.take(peer)) return refused;
+    streams_.insert(stream);
+    return std::nullopt;
+  }
+  void remove(StatusStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (streams_.erase(stream) > 0) slots_.give_back(peer);
+  }
+  // Tells every stream that a status may have changed (or the daemon is stopping). Called by the
+  // host without its lock; each stream is kept alive while it is told.
+  void changed();
+
+ private:
+  std::mutex mutex_;
+  StreamSlots slots_;
+  std::set<StatusStream*> streams_;
+};
+
+// One table's WatchLinkStatus stream: sends each link's status whenever it differs from what the
+// table last heard, one write at a time; finishes OK when the daemon stops, and when the client
+// cancels. Deletes itself once gRPC is done with it and no notification holds it.
+class StatusStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(EngineHost& host,
+                                                          std::shared_ptr<StatusStreams> streams,
+                                                          std::vector<LinkId> links,
+                                                          std::string peer) {
+    auto* stream = new StatusStream(host, streams, std::move(links), std::move(peer));
+    if (auto refused = streams->add(stream, stream->peer_)) {
+      delete stream;
+      return new RefusedStream(Status(StatusCode::RESOURCE_EXHAUSTED, *refused));
+    }
+    stream->pump();
+    return stream;
+  }
+
+  // A notification's hold on the stream: it lives until the last one is released.
+  void hold() { holds_.fetch_add(1); }
+  void release() {
+    if (holds_.fetch_sub(1) == 1) delete this;
+  }
+
+  // A status may have changed: send what differs, unless a write is under way (its end looks
+  // again).
+  void pump() {
+    std::unique_lock lock(mutex_);
+    if (writing_ || finished_) return;
+    if (host_.stopping() || cancelled_) {
+      finished_ = true;
+      const bool cancelled = cancelled_;
+      lock.unlock();
+      // The last call on this object: OnDone may delete it.
+      Finish(cancelled ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
+                       : Status::OK);
+      return;
+    }
+    const std::vector<LinkStatusView> now = host_.link_statuses(links_);
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (sent_[i] && *sent_[i] == now[i].status) continue;
+      sent_[i] = now[i].status;
+      next_.Clear();
+      next_.set_link_id(links_[i].value());
+      next_.set_status(link_status(now[i].status));
+      next_.set_reason(now[i].status == LinkStatus::open ? "open"
+                       : now[i].status == LinkStatus::closed
+                           ? "closed by an operator"
+                           : "the controller cannot record changes");
+      if (now[i].since_us != 0) set_time(now[i].since_us, *next_.mutable_since());
+      bool own_buffer = false;
+      if (!grpc::SerializationTraits<pb::LinkStatusUpdate>::Serialize(next_, &next_bytes_,
+                                                                      &own_buffer)
+               .ok()) {
+        finished_ = true;
+        lock.unlock();
+        Finish(Status(StatusCode::INTERNAL, "a link status update could not be serialised"));
+        return;
+      }
+      writing_ = true;
+      lock.unlock();
+      StartWrite(&next_bytes_);
+      return;
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mutex_);
+      writing_ = false;
+      if (!ok) cancelled_ = true;  // The stream is broken: nothing more can be sent.
+    }
+    pump();
+  }
+  void OnCancel() override {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    pump();
+  }
+  void OnDone() override {
+    streams_->remove(this, peer_);
+    release();
+  }
+
+ private:
+  StatusStream(EngineHost& host, std::shared_ptr<StatusStreams> streams, std::vector<LinkId> links,
+               std::string peer)
+      : host_(host),
+        streams_(std::move(streams)),
+        links_(std::move(links)),
+        peer_(std::move(peer)),
+        sent_(links_.size()) {}
+  ~StatusStream() override = default;
+
+  EngineHost& host_;
+  std::shared_ptr<StatusStreams> streams_;
+  const std::vector<LinkId> links_;
+  const std::string peer_;
+  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
+  std::mutex mutex_;
+  std::vector<std::optional<LinkStatus>> sent_;  // What the table last heard, per link.
+  pb::LinkStatusUpdate next_;                    // The write under way,
+  grpc::ByteBuffer next_bytes_;                  // and its bytes.
+  bool writing_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+};
+
+void StatusStreams::changed() {
+  std::vector<StatusStream*> told;
+  {
+    std::lock_guard lock(mutex_);
+    told.assign(streams_.begin(), streams_.end());
+    for (StatusStream* stream : told) stream->hold();
+  }
+  for (StatusStream* stream : told) {
+    stream->pump();
+    stream->release();
+  }
+}
+
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
 // thread, and the committer answers a whole batch at once (docs/architecture.md §7). They are
 // raw methods that parse their own requests, so that bytes that do not parse are
@@ -224,12 +399,18 @@ using TableServiceBase = pb::TableService::WithRawCallbackMethod_OpenRound<
     pb::TableService::WithRawCallbackMethod_LockWagers<
         pb::TableService::WithRawCallbackMethod_SettleRound<
             pb::TableService::WithRawCallbackMethod_VoidRound<
-                pb::TableService::WithSplitStreamingMethod_WatchLinkStatus<
+                pb::TableService::WithRawCallbackMethod_WatchLinkStatus<
                     pb::TableService::Service>>>>>;
 
 class TableServiceImpl final : public TableServiceBase {
  public:
-  TableServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
+  TableServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits)
+      : host_(host), gate_(gate), streams_(std::make_shared<StatusStreams>(limits)) {
+    // Every change reaches the streams; the service may go before the host.
+    host_.on_status_change([weak = std::weak_ptr<StatusStreams>(streams_)] {
+      if (const auto streams = weak.lock()) streams->changed();
+    });
+  }
 
   grpc::ServerUnaryReactor* OpenRound(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* request,
@@ -370,43 +551,21 @@ class TableServiceImpl final : public TableServiceBase {
         });
   }
 
-  // The status of every link the table plays at once, then every change, until the call ends.
-  // A split-streaming method reads its own request: bytes that do not parse are INVALID_ARGUMENT.
-  Status StreamedWatchLinkStatus(ServerContext* context,
-                                 grpc::ServerSplitStreamer<pb::WatchLinkStatusRequest,
-                                                           pb::LinkStatusUpdate>* writer) override {
-    if (auto refusal = refused_before_start(gate_)) return *refusal;
+  // The status of every link the table plays at once, then every change, until the call ends;
+  // on the callback API, so that a stream holds no thread while it waits. A raw method that reads
+  // its own request: bytes that do not parse are INVALID_ARGUMENT (read_request).
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchLinkStatus(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) override {
+    if (auto refusal = refused_before_start(gate_)) return new RefusedStream(*refusal);
     pb::WatchLinkStatusRequest request;
-    if (!writer->Read(&request)) return unparsable<pb::WatchLinkStatusRequest>();
-    if (auto problem = request_problem(request)) {
-      return Status(StatusCode::INVALID_ARGUMENT, *problem);
-    }
+    if (auto refusal = read_request(*bytes, request)) return new RefusedStream(*refusal);
     const TableId table(request.table_id());
-    const auto links =
-        host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
-    if (links.empty())
-      return Status(StatusCode::NOT_FOUND, "no table " + quote_prefix(table.value()));
-    std::map<std::string, LinkStatus> sent;
-    std::uint64_t version = host_.status_version();
-    while (!context->IsCancelled() && !host_.stopping()) {
-      for (const LinkId& link : links) {
-        const LinkStatus status =
-            host_.read_durable([&](const Engine& engine) { return engine.link_status(link); })
-                .value_or(LinkStatus::unavailable);
-        const auto it = sent.find(link.value());
-        if (it != sent.end() && it->second == status) continue;
-        pb::LinkStatusUpdate update;
-        update.set_link_id(link.value());
-        update.set_status(link_status(status));
-        update.set_reason(status == LinkStatus::open     ? "open"
-                          : status == LinkStatus::closed ? "closed by an operator"
-                                                         : "the controller cannot record changes");
-        if (!writer->Write(update)) return Status::OK;
-        sent[link.value()] = status;
-      }
-      version = host_.wait_for_status_change(version, std::chrono::milliseconds(500));
+    auto links = host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
+    if (links.empty()) {
+      return new RefusedStream(
+          Status(StatusCode::NOT_FOUND, "no table " + quote_prefix(table.value())));
     }
-    return Status::OK;
+    return StatusStream::open(host_, streams_, std::move(links), peer_host(context->peer()));
   }
 
  private:
@@ -426,6 +585,7 @@ class TableServiceImpl final : public TableServiceBase {
 
   EngineHost& host_;
   const StartGate& gate_;
+  std::shared_ptr<StatusStreams> streams_;
 };
 
 std::optional<WireTime> wire_time(const google::protobuf::Timestamp& time, bool present) {
@@ -437,17 +597,6 @@ std::int64_t now_unix_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
-  std::int64_t seconds = unix_us / 1'000'000;
-  std::int64_t micros = unix_us % 1'000'000;
-  if (micros < 0) {
-    micros += 1'000'000;
-    --seconds;
-  }
-  out.set_seconds(seconds);
-  out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
 }
 
 // The admin calls block (database reads), so they stay on the sync API, as streamed unary
@@ -712,8 +861,9 @@ void StartGate::open(ConfigInForce config) {
   opened_.store(true, std::memory_order_release);
 }
 
-std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate) {
-  return std::make_unique<TableServiceImpl>(host, gate);
+std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate,
+                                                  StreamLimits limits) {
+  return std::make_unique<TableServiceImpl>(host, gate, limits);
 }
 
 std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "controller/engine_host.h"
+#include "controller/stream_limits.h"
 
 namespace grpc {
 class Service;
@@ -50,7 +51,9 @@ class StartGate {
 // The gRPC adapters over the engine: thin translations between jackpot.v1 messages and engine
 // requests and answers, and one table from EngineError to gRPC status codes. Only this module
 // includes the generated gRPC headers. Both services answer UNAVAILABLE until `gate` opens.
-std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate);
+// WatchLinkStatus streams beyond `limits` are refused RESOURCE_EXHAUSTED.
+std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate,
+                                                  StreamLimits limits = {});
 // `reports` may be null (no database): GetReconciliationReport is then UNAVAILABLE.
 std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,
                                                   const StartGate& gate);

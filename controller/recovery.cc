@@ -43,8 +43,9 @@ std::optional<LinkSnapshot> link_snapshot(const storage::StoredState& state,
                        "restarts; put the new levels on a new link");
     return std::nullopt;
   }
-  LinkSnapshot snapshot{settings.meters.id, all_balances(*stored, levels), stored->next_transfer,
-                        std::vector<std::optional<HiddenTrigger>>(levels), stored->status};
+  LinkSnapshot snapshot{settings.meters.id,    all_balances(*stored, levels),
+                        stored->next_transfer, std::vector<std::optional<HiddenTrigger>>(levels),
+                        stored->status,        stored->status_since_us};
   for (const auto& [level, trigger] : stored->triggers) {
     if (level >= 1 && level <= levels) snapshot.hidden[level - 1] = trigger;
   }

@@ -88,13 +88,19 @@ void load_links(pqxx::transaction_base& tx, StoredState& state) {
     trigger.range_up_to = Money::from_micros(row[6].as<std::int64_t>());
     state.links[index.at(row[0].as<std::string>())].triggers.emplace_back(u32(row[1]), trigger);
   }
-  for (const auto& row : tx.exec("SELECT l.link_id, (SELECT e.status FROM link_status_events e "
-                                 "WHERE e.link_id = l.link_id ORDER BY e.seq DESC LIMIT 1) "
-                                 "FROM links l")) {
-    if (row[1].is_null()) continue;  // Never changed: open.
-    state.links[index.at(row[0].as<std::string>())].status =
-        named(row[1].as<std::string>(), LinkStatus::unavailable,
-              [](LinkStatus v) { return to_string(v); });
+  // Each link's latest status, and when it entered it: the first of the latest run of events
+  // with that status (setting a closed link closed again does not move the time).
+  for (const auto& row : tx.exec(
+           "SELECT l.link_id, latest.status, (SELECT (extract(epoch FROM min(e.at)) * 1000000)"
+           "::bigint FROM link_status_events e WHERE e.link_id = l.link_id AND e.seq > "
+           "coalesce((SELECT max(p.seq) FROM link_status_events p WHERE p.link_id = l.link_id "
+           "AND p.status <> latest.status), 0)) FROM links l JOIN LATERAL (SELECT e.status FROM "
+           "link_status_events e WHERE e.link_id = l.link_id ORDER BY e.seq DESC LIMIT 1) latest "
+           "ON true")) {
+    StoredLink& link = state.links[index.at(row[0].as<std::string>())];
+    link.status = named(row[1].as<std::string>(), LinkStatus::unavailable,
+                        [](LinkStatus v) { return to_string(v); });
+    link.status_since_us = row[2].as<std::int64_t>();
   }
 }
 

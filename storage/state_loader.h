@@ -20,6 +20,7 @@ struct StoredLink {
   TransferId next_transfer{1};
   std::vector<std::pair<std::uint32_t, HiddenTrigger>> triggers;  // The latest per level.
   LinkStatus status = LinkStatus::open;
+  std::int64_t status_since_us = 0;  // When its latest status change was recorded; 0: never.
 };
 
 struct StoredRound {

@@ -97,7 +97,9 @@ std::vector<std::string> audit_actions(const TestDatabase& database) {
 
 TEST(Daemon, ServesHealthReflectionAndMetricsThenStopsCleanlyOnSigterm) {
   TestDatabase database;
-  DaemonProcess daemon(local_args(database.dsn()));
+  auto args = local_args(database.dsn());
+  args.insert(args.end(), {"--reflection", "on"});  // Off by default (streams_e2etest.cc).
+  DaemonProcess daemon(args);
   const auto serving = wait_until_serving(daemon);
   ASSERT_TRUE(serving);
 

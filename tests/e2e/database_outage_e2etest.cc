@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <pqxx/pqxx>
 #include <regex>
+#include <thread>
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jackpot/v1/admin.grpc.pb.h"
@@ -147,6 +149,191 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   daemon.send_signal(SIGTERM);
   EXPECT_EQ(daemon.wait_for_exit(20s), 0) << daemon.stderr_text();
   unlink(floor_name);
+}
+
+using Serving = grpc::health::v1::HealthCheckResponse;
+
+// A daemon on the floor of these tests, its stubs, and health as its clients see it.
+class Watched {
+ public:
+  Watched(const std::string& dsn, const std::string& floor,
+          const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args{"--db",      dsn,   "--listen", "127.0.0.1:0",
+                                  "--metrics", "off", "--floor",  floor};
+    args.insert(args.end(), more.begin(), more.end());
+    daemon = std::make_unique<DaemonProcess>(args);
+    const auto line = daemon->read_stdout_line(30s);
+    EXPECT_TRUE(line) << daemon->stderr_text();
+    std::smatch match;
+    if (!line || !std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) return;
+    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+    table = pb::TableService::NewStub(channel);
+    admin = pb::AdminService::NewStub(channel);
+    health = grpc::health::v1::Health::NewStub(channel);
+  }
+
+  Serving::ServingStatus health_now() {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 2s);
+    Serving response;
+    return health->Check(&context, {}, &response).ok() ? response.status() : Serving::UNKNOWN;
+  }
+  // How long health took to say `expected`, polled every 50 ms; nothing within `limit`.
+  std::optional<std::chrono::milliseconds> time_until(Serving::ServingStatus expected,
+                                                      std::chrono::milliseconds limit) {
+    const auto began = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - began < limit) {
+      if (health_now() == expected) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - began);
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<DaemonProcess> daemon;
+  std::unique_ptr<pb::TableService::Stub> table;
+  std::unique_ptr<pb::AdminService::Stub> admin;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health;
+};
+
+std::string outage_floor() {
+  char floor_name[] = "/tmp/jackpotd-outage-floor.XXXXXX";
+  close(mkstemp(floor_name));
+  std::ofstream(floor_name) << R"(
+links { id: "o-link" levels { level: 1 name: "Royal Flush" seed: "1000.00" meter_rate_ppm: 150000 } }
+tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-link" paytable_id: "PT-BJS-HUH-5CP-01" } }
+)";
+  return floor_name;
+}
+
+// Nothing is written while PostgreSQL is down: the idle daemon's probe finds the outage, so
+// health and the tables' stream tell the truth within seconds, and again once it is back.
+TEST(DatabaseOutage, AnIdleDaemonNoticesAnOutageWithinSeconds) {
+  OwnCluster cluster;
+  const std::string floor = outage_floor();
+  Watched watched(cluster.dsn(), floor);
+  ASSERT_TRUE(watched.health);
+  ASSERT_TRUE(watched.time_until(Serving::SERVING, 10s));
+
+  grpc::ClientContext watch_context;
+  pb::WatchLinkStatusRequest watch;
+  watch.set_table_id("T1");
+  auto stream = watched.table->WatchLinkStatus(&watch_context, watch);
+  pb::LinkStatusUpdate update;
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+
+  const auto stop_began = std::chrono::steady_clock::now();
+  cluster.stop();
+  const auto stopped = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - stop_began);
+  const auto down = watched.time_until(Serving::NOT_SERVING, 15s);
+  ASSERT_TRUE(down) << "health stayed SERVING with PostgreSQL down\n"
+                    << watched.daemon->stderr_text();
+  std::printf("idle outage: NOT_SERVING %lld ms after the stop began (%lld ms after it ended)\n",
+              static_cast<long long>((stopped + *down).count()),
+              static_cast<long long>(down->count()));
+  EXPECT_LT(*down, 5s);
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_EQ(update.status(), pb::LINK_STATUS_UNAVAILABLE);
+  EXPECT_TRUE(update.has_since());
+
+  cluster.start();
+  const auto up = watched.time_until(Serving::SERVING, 30s);
+  ASSERT_TRUE(up) << watched.daemon->stderr_text();
+  std::printf("idle outage: SERVING %lld ms after PostgreSQL started\n",
+              static_cast<long long>(up->count()));
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+  watch_context.TryCancel();
+  ASSERT_TRUE(open_round(*watched.table, 1).ok());
+  watched.daemon->send_signal(SIGTERM);
+  EXPECT_EQ(watched.daemon->wait_for_exit(20s), 0) << watched.daemon->stderr_text();
+  unlink(floor.c_str());
+}
+
+// Continues a server process stopped with SIGSTOP when the test ends, however it ends.
+struct Frozen {
+  explicit Frozen(int server_process) : pid(server_process) {
+    EXPECT_EQ(kill(pid, SIGSTOP), 0) << "the test needs to signal the server's processes (root)";
+  }
+  ~Frozen() { resume(); }
+  Frozen(const Frozen&) = delete;
+  Frozen& operator=(const Frozen&) = delete;
+  void resume() {
+    if (pid > 0) kill(pid, SIGCONT);
+    pid = 0;
+  }
+  int pid;
+};
+
+// The commit session's server process stops answering (SIGSTOP: the network stays up, no
+// server-side timeout fires): health turns as soon as the probe is late, a read waits no longer
+// than the read deadline, and both come back when the process continues.
+TEST(DatabaseOutage, AStoppedCommitBackendTurnsHealthAtOnceAndReadsDoNotHang) {
+  OwnCluster cluster;
+  const std::string floor = outage_floor();
+  Watched watched(
+      cluster.dsn(), floor,
+      {"--probe-interval-ms", "500", "--commit-late-ms", "1500", "--read-timeout-ms", "2000"});
+  ASSERT_TRUE(watched.health);
+  ASSERT_TRUE(watched.time_until(Serving::SERVING, 10s));
+  ASSERT_TRUE(open_round(*watched.table, 1).ok());
+
+  int pid = 0;
+  {
+    pqxx::connection connection(cluster.dsn());
+    pqxx::nontransaction tx(connection);
+    pid = tx.exec1("SELECT pid FROM pg_stat_activity WHERE application_name = 'jackpotd-commit'")[0]
+              .as<int>();
+  }
+  Frozen frozen(pid);
+  const auto down = watched.time_until(Serving::NOT_SERVING, 15s);
+  ASSERT_TRUE(down) << "health stayed SERVING with the commit backend stopped\n"
+                    << watched.daemon->stderr_text();
+  std::printf("stopped commit backend: NOT_SERVING %lld ms after SIGSTOP\n",
+              static_cast<long long>(down->count()));
+  EXPECT_LT(*down, 4s);
+
+  // A command gathers behind the stuck probe (its caller gives up); a read that saw it waits
+  // the read deadline, then answers UNAVAILABLE.
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 500ms);
+    pb::VoidRoundRequest request;
+    request.set_table_id("T1");
+    request.set_round_id(1);
+    request.set_reason("test");
+    pb::VoidRoundResponse response;
+    EXPECT_FALSE(watched.table->VoidRound(&context, request, &response).ok());
+  }
+  grpc::ClientContext read_context;
+  read_context.set_deadline(std::chrono::system_clock::now() + 30s);
+  pb::ListMetersResponse meters;
+  const auto read_began = std::chrono::steady_clock::now();
+  const grpc::Status read = watched.admin->ListMeters(&read_context, {}, &meters);
+  const auto read_took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - read_began);
+  std::printf("stopped commit backend: ListMeters answered %s after %lld ms\n",
+              read.ok() ? "OK" : read.error_message().c_str(),
+              static_cast<long long>(read_took.count()));
+  EXPECT_EQ(read.error_code(), grpc::StatusCode::UNAVAILABLE) << read.error_message();
+  EXPECT_GE(read_took, 1900ms);
+  EXPECT_LT(read_took, 4s);
+
+  frozen.resume();
+  const auto up = watched.time_until(Serving::SERVING, 60s);
+  ASSERT_TRUE(up) << watched.daemon->stderr_text();
+  std::printf("stopped commit backend: SERVING %lld ms after SIGCONT\n",
+              static_cast<long long>(up->count()));
+  grpc::ClientContext after_context;
+  after_context.set_deadline(std::chrono::system_clock::now() + 10s);
+  EXPECT_TRUE(watched.admin->ListMeters(&after_context, {}, &meters).ok());
+  watched.daemon->send_signal(SIGTERM);
+  EXPECT_EQ(watched.daemon->wait_for_exit(20s), 0) << watched.daemon->stderr_text();
+  unlink(floor.c_str());
 }
 
 }  // namespace

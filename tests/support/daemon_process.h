@@ -23,6 +23,7 @@ class DaemonProcess {
   std::optional<std::string> read_stdout_line(std::chrono::milliseconds timeout);
 
   void send_signal(int signal_number);
+  pid_t pid() const { return pid_; }
 
   // The exit code once the process ends, or nothing if it is still running after `timeout` or
   // was killed by a signal.

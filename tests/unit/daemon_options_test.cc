@@ -91,6 +91,45 @@ TEST(DaemonOptions, TheDatabaseTrustAndTimeoutFlags) {
             "--query-timeout-ms: expected milliseconds between 100 and 600000, got '5'");
 }
 
+TEST(DaemonOptions, TheLivenessFlags) {
+  const auto defaults = parse_ok({"--db", "x=y"});
+  EXPECT_EQ(defaults.probe_interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(defaults.commit_late, std::chrono::milliseconds(1500));
+  EXPECT_EQ(defaults.read_timeout, std::chrono::milliseconds(2000));
+  const auto options = parse_ok({"--db", "x=y", "--probe-interval-ms", "0", "--commit-late-ms=300",
+                                 "--read-timeout-ms", "250"});
+  EXPECT_EQ(options.probe_interval, std::chrono::milliseconds(0));
+  EXPECT_EQ(options.commit_late, std::chrono::milliseconds(300));
+  EXPECT_EQ(options.read_timeout, std::chrono::milliseconds(250));
+  EXPECT_EQ(parse_error({"--db", "x=y", "--commit-late-ms", "0"}),
+            "--commit-late-ms: expected milliseconds between 100 and 600000, got '0'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--read-timeout-ms", "fast"}),
+            "--read-timeout-ms: expected milliseconds between 100 and 600000, got 'fast'");
+}
+
+TEST(DaemonOptions, TheStreamAndThreadFlags) {
+  const auto defaults = parse_ok({"--db", "x=y"});
+  EXPECT_EQ(defaults.streams_max, 4096U);
+  EXPECT_EQ(defaults.streams_per_peer_max, 64U);
+  EXPECT_EQ(defaults.grpc_threads_max, 64);
+  EXPECT_EQ(defaults.keepalive, std::chrono::milliseconds(30000));
+  EXPECT_FALSE(defaults.reflection);
+  const auto options =
+      parse_ok({"--db", "x=y", "--streams-max", "10", "--streams-per-peer-max=2",
+                "--grpc-threads-max", "8", "--keepalive-ms", "5000", "--reflection", "on"});
+  EXPECT_EQ(options.streams_max, 10U);
+  EXPECT_EQ(options.streams_per_peer_max, 2U);
+  EXPECT_EQ(options.grpc_threads_max, 8);
+  EXPECT_EQ(options.keepalive, std::chrono::milliseconds(5000));
+  EXPECT_TRUE(options.reflection);
+  EXPECT_EQ(parse_error({"--db", "x=y", "--streams-max", "0"}),
+            "--streams-max: expected a number between 1 and 1000000, got '0'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--grpc-threads-max", "2"}),
+            "--grpc-threads-max: expected a number between 4 and 4096, got '2'");
+  EXPECT_EQ(parse_error({"--db", "x=y", "--reflection", "yes"}),
+            "--reflection: expected 'on' or 'off', got 'yes'");
+}
+
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
   EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
 }
