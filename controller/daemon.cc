@@ -318,7 +318,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 
   // The start goes on record once nothing can fail it any more, the floor's version with it, in
-  // one transaction: a start that failed leaves no record of a floor that never served. Until
+  // one transaction: a start that failed leaves no record of a floor that never served (links it
+  // opened above, with their seeds and draws, and the start's snapshot stay: README). Until
   // then the services answer UNAVAILABLE (StartGate), so no round is opened under a floor that is
   // not on record; the next start compares the rounds still live with the floor the latest
   // daemon.start names (docs/architecture.md §7b).

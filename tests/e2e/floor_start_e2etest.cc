@@ -174,6 +174,14 @@ TEST(FloorAtStart, AStartThatFailsToServeLeavesNoRecordOfItsFloor) {
   // served; the next start would have judged live rounds against that floor.
   EXPECT_EQ(count(database, "SELECT count(*) FROM floor_versions"), 0);
   EXPECT_EQ(start_records(database), 0);
+  // What it does leave (README, docs/architecture.md §7b): the link it opened, with its seed
+  // transfer, and the start's balance snapshot, all before the server started.
+  EXPECT_EQ(count(database, "SELECT count(*) FROM links WHERE link_id = 'start-link'"), 1);
+  const int seeded = count(database, "SELECT count(*) FROM transfers");
+  EXPECT_GE(seeded, 1);
+  EXPECT_EQ(count(database,
+                  "SELECT count(DISTINCT link_id) FROM balance_snapshots WHERE reason = 'start'"),
+            1);
 
   taken.release();
   DaemonProcess served(args(database, floor.path()));
@@ -185,6 +193,9 @@ TEST(FloorAtStart, AStartThatFailsToServeLeavesNoRecordOfItsFloor) {
                   "SELECT count(*) FROM audit_log WHERE action = 'daemon.start' AND "
                   "detail->>'floor_version' = '1'"),
             1);
+  // The next start keeps the link as stored: not opened or seeded again.
+  EXPECT_EQ(count(database, "SELECT count(*) FROM links"), 1);
+  EXPECT_EQ(count(database, "SELECT count(*) FROM transfers"), seeded);
 }
 
 TEST(FloorAtStart, NothingIsServedBeforeTheStartIsOnRecordAndAFailedRecordLeavesNone) {
