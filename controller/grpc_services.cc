@@ -318,6 +318,7 @@ class StatusStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
                            ? "closed by an operator"
                            : "the controller cannot record changes");
       if (now[i].since_us != 0) set_time(now[i].since_us, *next_.mutable_since());
+      next_bytes_.Clear();  // Serialize fills an empty buffer only.
       bool own_buffer = false;
       if (!grpc::SerializationTraits<pb::LinkStatusUpdate>::Serialize(next_, &next_bytes_,
                                                                       &own_buffer)
