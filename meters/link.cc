@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "meters/adjustment.h"
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -88,7 +89,8 @@ std::string_view to_string(LinkError error) {
     case LinkError::reason_missing:
       return "a reason is required";
     case LinkError::above_ceiling:
-      return "the meter would exceed its ceiling or reach its Must-Hit-By amount";
+      return "the meter would exceed its ceiling, come within a cent of its Must-Hit-By amount "
+             "or pass its hidden trigger's lower bound";
     case LinkError::insufficient_balance:
       return "a meter, reserve or payable would go below zero";
     case LinkError::overflow:
@@ -597,6 +599,17 @@ Result<TransferId, LinkError> Link::record_tray_pay(Money amount, Origin origin,
   return out.back().id;
 }
 
+AdjustmentFacts Link::adjustment_facts(std::uint32_t level) const {
+  const LevelState& state = levels_[level - 1];
+  AdjustmentFacts facts;
+  facts.meter = meter(level);
+  facts.seed_funding = ledger_.balance(AccountRef::link(AccountKind::seed_funding));
+  facts.ceiling = state.rules.ceiling;
+  facts.must_hit_by = state.rules.must_hit_by;
+  if (state.hidden) facts.hidden_range_above = state.hidden->range_above;
+  return facts;
+}
+
 Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delta,
                                                  std::string_view reason, Origin origin,
                                                  std::vector<Transfer>& out) {
@@ -605,24 +618,29 @@ Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delt
   if (reason.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return LinkError::reason_missing;
   }
-  const auto seed_funding = AccountRef::link(AccountKind::seed_funding);
-  if (delta > kZero) {
-    const auto cap = live_cap(level);
-    const auto raised = meter(level).plus(delta);
-    if (!raised) return LinkError::overflow;
-    if (cap && *raised > *cap) return LinkError::above_ceiling;
-    if (auto error = post(seed_funding, AccountRef::meter(level), delta, TransferKind::adjustment,
-                          origin, out)) {
-      return *error;
-    }
-  } else {
-    const auto lowered = kZero.minus(delta);
-    if (!lowered) return LinkError::overflow;
-    if (auto error = post(AccountRef::meter(level), seed_funding, *lowered,
-                          TransferKind::adjustment, origin, out)) {
-      return *error;
+  if (const auto refusal = adjustment_refusal(delta, adjustment_facts(level))) {
+    switch (*refusal) {
+      case AdjustmentRefusal::zero_amount:
+        return LinkError::zero_adjustment;
+      case AdjustmentRefusal::overflow:
+        return LinkError::overflow;
+      case AdjustmentRefusal::below_zero:
+      case AdjustmentRefusal::locked_round:  // The link knows no rounds: never here.
+        return LinkError::insufficient_balance;
+      case AdjustmentRefusal::above_ceiling:
+      case AdjustmentRefusal::must_hit_by:
+      case AdjustmentRefusal::hidden_trigger:
+        return LinkError::above_ceiling;
     }
   }
+  const auto seed_funding = AccountRef::link(AccountKind::seed_funding);
+  const auto meter_account = AccountRef::meter(level);
+  const bool raise = delta > kZero;
+  const Money amount = raise ? delta : Money::from_micros(-delta.micros());
+  const auto posted =
+      post(raise ? seed_funding : meter_account, raise ? meter_account : seed_funding, amount,
+           TransferKind::adjustment, origin, out);
+  JACKPOT_INVARIANT(!posted, "an adjustment the rule admits posts");
   return out.back().id;
 }
 

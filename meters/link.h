@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "meters/adjustment.h"
 #include "meters/hidden_trigger.h"
 #include "meters/ledger.h"
 #include "meters/link_config.h"
@@ -25,8 +26,9 @@ enum class LinkError : std::uint8_t {
   amount_not_positive,   // A tray pay or payout of zero or less.
   zero_adjustment,
   reason_missing,
-  above_ceiling,         // An adjustment would lift the meter above its ceiling, or a
-                         // Must-Hit-By meter to its amount.
+  above_ceiling,         // An adjustment would lift the meter above its ceiling, a
+                         // Must-Hit-By meter within a cent of its amount, or a hidden-trigger
+                         // meter above the value its point was drawn above.
   insufficient_balance,  // A meter, reserve or payable amount would go below zero.
   overflow,              // An amount or balance would leave the int64 range.
   not_a_round_transfer,  // reverse_round got something other than a contribution/overflow.
@@ -184,7 +186,13 @@ class Link {
   Result<TransferId, LinkError> record_tray_pay(Money amount, Origin origin,
                                                 std::vector<Transfer>& out);
 
-  // An operator's meter correction: positive from seed_funding, negative back to it.
+  // What adjustment_refusal() (meters/adjustment.h) needs of a level, as far as the link knows
+  // it: everything but whether a LOCKED round holds money on the meter, which only the round
+  // engine knows (false here).
+  AdjustmentFacts adjustment_facts(std::uint32_t level) const;
+
+  // An operator's meter correction: positive from seed_funding, negative back to it; refused as
+  // adjustment_refusal() says (with the facts above), or when the reason is blank.
   Result<TransferId, LinkError> adjust_meter(std::uint32_t level, Money delta,
                                              std::string_view reason, Origin origin,
                                              std::vector<Transfer>& out);

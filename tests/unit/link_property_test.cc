@@ -538,15 +538,26 @@ void model_reverse_award(const Rules& rules, Books& books, const Transfer& award
   balances.reserve[level] += excess;
 }
 
-// An operator's correction: from seed_funding up to the ceiling, or back to it.
+// An operator's correction: from seed_funding up to the lowest of the ceiling, a cent below the
+// Must-Hit-By amount and the value a hidden point was drawn above (`hidden_above`), or back to
+// it down to zero. Either side leaving the int64 range is checked first.
 std::optional<LinkError> model_adjust(const Rules& rules, Books& books, std::uint32_t level,
-                                      i128 delta, const std::optional<i128>& trigger) {
-  const std::optional<i128> cap = model_live_cap(rules.level(level), trigger);
-  const i128 raised = books.balances.meter[level] + delta;
-  if (delta > 0 && !fits64(raised)) return LinkError::overflow;
-  if (delta > 0 && cap && raised > *cap) return LinkError::above_ceiling;
+                                      i128 delta, const std::optional<i128>& hidden_above) {
+  const LevelModel& rule = rules.level(level);
   const auto meter = AccountRef::meter(level);
   const auto seed_funding = AccountRef::link(AccountKind::seed_funding);
+  const i128 raised = books.balances.meter[level] + delta;
+  if (!fits64(raised) || !fits64(books.balances.get(seed_funding) - delta)) {
+    return LinkError::overflow;
+  }
+  if (raised < 0) return LinkError::insufficient_balance;
+  if (delta > 0) {
+    std::optional<i128> cap = rule.ceiling;
+    const auto lower = [&cap](i128 bound) { cap = cap ? std::min(*cap, bound) : bound; };
+    if (rule.must_hit_by) lower(*rule.must_hit_by - kCent);
+    if (hidden_above) lower(*hidden_above);
+    if (cap && raised > *cap) return LinkError::above_ceiling;
+  }
   const auto error = delta > 0 ? model_post(books.balances, seed_funding, meter, delta)
                                : model_post(books.balances, meter, seed_funding, -delta);
   if (!error) books.terms[level].adjustments += delta;
@@ -966,7 +977,11 @@ class LinkProperty {
     const i128 delta = random_adjustment(level);
     const Origin origin = begin("adjust_meter", level, static_cast<std::int64_t>(delta));
     Books next = books_;
-    const auto refusal = model_adjust(rules_, next, level, delta, triggers()[level]);
+    std::optional<i128> hidden_above;
+    if (rules_.level(level).hidden && hidden_[level]) {
+      hidden_above = hidden_[level]->range_above.micros();
+    }
+    const auto refusal = model_adjust(rules_, next, level, delta, hidden_above);
     if (refusal) ++stats_.adjustments_refused;
     const std::size_t mark = transfers_.size();
     const auto result =
