@@ -9,6 +9,7 @@
 
 #include "controller/engine_codec.h"
 #include "controller/request_limits.h"
+#include "meters/adjustment.h"
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -412,6 +413,13 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
     engine->payouts_[pending.payout.id.value()] = pending.payout;
     engine->award_transfers_[pending.payout.id.value()] = pending.award;
   }
+  // Adjustments stay answerable on a floor that no longer has their link: a replay answers what
+  // was applied then.
+  for (const MeterAdjustmentRecord& adjustment : snapshot.adjustments) {
+    if (!engine->adjustments_.emplace(adjustment.request_id, adjustment).second) {
+      return refuse("request id '" + adjustment.request_id + "' names two adjustments");
+    }
+  }
   engine->last_round_key_ = snapshot.last_round_key;
   engine->last_payout_id_ = snapshot.last_payout_id;
   engine->last_draw_id_ = snapshot.last_draw_id;
@@ -433,6 +441,7 @@ EngineSnapshot Engine::snapshot() const {
   for (const auto& [id, payout] : payouts_) {
     snapshot.pending.push_back({payout, award_transfers_.at(id)});
   }
+  for (const auto& [id, adjustment] : adjustments_) snapshot.adjustments.push_back(adjustment);
   snapshot.last_round_key = last_round_key_;
   snapshot.last_payout_id = last_payout_id_;
   snapshot.last_draw_id = last_draw_id_;
@@ -543,6 +552,116 @@ Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, Link
   state->status = status;
   out.link_statuses.push_back({id, status, clock_.now_us(), changed_by, reason});
   return status;
+}
+
+bool Engine::locked_round_holds_money(const LinkState& link, std::uint32_t level) const {
+  const AccountRef meter = AccountRef::meter(level);
+  for (const auto& [id, table] : tables_) {
+    if (!table->current || table->current->phase != RoundPhase::locked) continue;
+    const RoundState& round = *table->current;
+    for (std::size_t i = 0; i < table->links.size() && i < round.contributions.size(); ++i) {
+      if (table->links[i].link != &link) continue;
+      for (const Transfer& transfer : round.contributions[i]) {
+        if (transfer.credit == meter) return true;
+      }
+    }
+  }
+  return false;
+}
+
+namespace {
+
+AdjustMeterAnswer adjustment_answer(const MeterAdjustmentRecord& record, const Link* link) {
+  Name name;
+  if (link != nullptr && record.level >= 1 && record.level <= link->level_count()) {
+    name = link->config().levels[record.level - 1].name;
+  }
+  return {record.link,        record.level,         name,
+          record.meter_after, record.reserve_after, record.transfer};
+}
+
+// Blank: empty or only spaces, tabs and line ends.
+bool blank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterRequest& request,
+                                                              const std::string& requested_by,
+                                                              Records& out) {
+  if (request.request_id.empty() || request.request_id.size() > kMaxIdBytes ||
+      has_nul(request.request_id)) {
+    return invalid("an adjustment needs a request id of 1 to " + std::to_string(kMaxIdBytes) +
+                   " bytes without NUL characters; got " + quote_prefix(request.request_id));
+  }
+  if (blank(request.reason) || request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
+    return invalid("an adjustment needs a reason of at most " + std::to_string(kMaxReasonBytes) +
+                   " bytes, not blank and without NUL characters; got " +
+                   quote_prefix(request.reason));
+  }
+  if (request.amount == Money()) {
+    return invalid(std::string(to_string(AdjustmentRefusal::zero_amount)));
+  }
+  if (requested_by.empty() || has_nul(requested_by)) {
+    return invalid("an adjustment needs the name of who asks for it");
+  }
+  if (const auto first = adjustments_.find(request.request_id); first != adjustments_.end()) {
+    const MeterAdjustmentRecord& applied = first->second;
+    if (applied.link == request.link && applied.level == request.level &&
+        applied.amount == request.amount && applied.reason == request.reason) {
+      return adjustment_answer(applied, link(applied.link));
+    }
+    return failure(EngineError::replay_differs,
+                   "request id " + quote_prefix(request.request_id) +
+                       " was used for another adjustment (" + applied.amount.to_string() +
+                       " on level " + std::to_string(applied.level) + " of link '" +
+                       applied.link.value() + "'); choose a new id for a new adjustment");
+  }
+  LinkState* state = find_link(request.link);
+  if (state == nullptr) {
+    return failure(EngineError::unknown_link, "no link " + quote_prefix(request.link.value()));
+  }
+  Link& meters = state->link;
+  if (request.level < 1 || request.level > meters.level_count()) {
+    return failure(EngineError::unknown_link, "link '" + request.link.value() + "' has no level " +
+                                                  std::to_string(request.level) + " (it has 1.." +
+                                                  std::to_string(meters.level_count()) + ")");
+  }
+  AdjustmentFacts facts = meters.adjustment_facts(request.level);
+  facts.locked_round_holds_money = locked_round_holds_money(*state, request.level);
+  if (const auto refusal = adjustment_refusal(request.amount, facts)) {
+    std::string message = "adjustment of " + request.amount.to_string() + " on level " +
+                          std::to_string(request.level) + " of link '" + request.link.value() +
+                          "' (meter " + facts.meter.to_string() +
+                          ") refused: " + std::string(to_string(*refusal));
+    if (const auto cap = adjustment_raise_cap(facts); cap && request.amount > Money()) {
+      message += "; a raise may carry it to at most " + cap->to_string();
+    }
+    return failure(*refusal == AdjustmentRefusal::zero_amount ? EngineError::invalid_argument
+                                                              : EngineError::ledger_refused,
+                   std::move(message));
+  }
+  state->scratch.clear();
+  const auto posted =
+      meters.adjust_meter(request.level, request.amount, request.reason, Origin{}, state->scratch);
+  JACKPOT_INVARIANT(posted.ok(), "an adjustment the rule admits posts");
+  out.transfers.push_back({state->name, state->scratch.back()});
+  state->scratch.clear();
+  MeterAdjustmentRecord record{request.request_id,
+                               request.link,
+                               request.level,
+                               request.amount,
+                               request.reason,
+                               requested_by,
+                               *posted,
+                               meters.meter(request.level),
+                               meters.reserve(request.level),
+                               clock_.now_us()};
+  out.adjustments.push_back(record);
+  const AdjustMeterAnswer answer = adjustment_answer(record, &meters);
+  adjustments_.emplace(request.request_id, std::move(record));
+  return answer;
 }
 
 const Payout* Engine::payout(PayoutId id) const {

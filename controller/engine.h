@@ -69,6 +69,18 @@ class Engine {
                                                     const std::string& reason, Records& out);
   LinkStatus link_status(const LinkId& link) const;
 
+  // An operator's meter adjustment: one transfer between the level's meter and the link's
+  // seed_funding (the house), with who asked and why on the record. Checked in this order, each
+  // refusal changing nothing: the request id (1..kMaxIdBytes bytes), the reason (not blank, at
+  // most kMaxReasonBytes bytes) and the amount (not zero) are INVALID_ARGUMENT; a request id
+  // already applied answers its first answer when the request is the same, and is refused
+  // (replay_differs) when it is not; an unknown link or level is NOT_FOUND; then
+  // adjustment_refusal() (meters/adjustment.h) decides, with whether a LOCKED round holds money
+  // on the meter (ledger_refused, or invalid_argument for a zero amount).
+  Result<AdjustMeterAnswer, EngineFailure> adjust_meter(const AdjustMeterRequest& request,
+                                                        const std::string& requested_by,
+                                                        Records& out);
+
   // Every level of the given links (all links when empty), in configuration order.
   std::vector<LevelMeterView> meters(const std::vector<LinkId>& links = {}) const;
   const Link* link(const LinkId& id) const;
@@ -107,6 +119,9 @@ class Engine {
   // After a command posted awards on `link` (in link.scratch): every other table's LOCKED round
   // on that link notes the levels whose meter paid, for its void.
   void note_awards(const TableState& acting, const LinkState& link);
+  // Whether the LOCKED round of some table holds money (a contribution or an overflow) on the
+  // meter of `level` of `link`: its void takes exactly that back.
+  bool locked_round_holds_money(const LinkState& link, std::uint32_t level) const;
   std::uint64_t next_draw_id() { return ++last_draw_id_; }
 
   EngineConfig config_;
@@ -118,6 +133,9 @@ class Engine {
   std::unordered_map<std::string, std::unique_ptr<TableState>> tables_;
   std::map<std::uint64_t, Payout> payouts_;
   std::map<std::uint64_t, Transfer> award_transfers_;  // By payout id: what paying it moves.
+  // Every meter adjustment applied, by request id, for replays. Adjustments are an operator's
+  // rare corrections: all of them are kept (about 200 bytes each).
+  std::map<std::string, MeterAdjustmentRecord, std::less<>> adjustments_;
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;

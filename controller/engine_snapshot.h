@@ -84,6 +84,8 @@ struct EngineSnapshot {
   std::vector<LinkSnapshot> links;     // In configuration order.
   std::vector<TableSnapshot> tables;   // In configuration order.
   std::vector<PendingPayout> pending;  // By payout id.
+  // Every meter adjustment applied, by request id: what their replays answer.
+  std::vector<MeterAdjustmentRecord> adjustments;
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

@@ -20,7 +20,7 @@ namespace jackpot {
 // command changes nothing.
 enum class EngineError : std::uint8_t {
   unknown_table,            // NOT_FOUND
-  unknown_link,             // NOT_FOUND
+  unknown_link,             // NOT_FOUND; also a level the link does not have.
   unknown_payout,           // NOT_FOUND
   round_not_found,          // NOT_FOUND: not the table's current round, nor a replay.
   round_id_not_increasing,  // FAILED_PRECONDITION: a round id at or below the last one.
@@ -86,6 +86,16 @@ struct VoidRoundRequest {
   RoundId round;
   std::string reason;
   friend bool operator==(const VoidRoundRequest&, const VoidRoundRequest&) = default;
+};
+
+// An operator's correction of one level's meter (AdminService.AdjustMeter).
+struct AdjustMeterRequest {
+  std::string request_id;  // Chosen by the caller: a repeat answers the first answer.
+  LinkId link;
+  std::uint32_t level = 0;
+  Money amount;  // Signed: positive raises the meter, negative lowers it.
+  std::string reason;
+  friend bool operator==(const AdjustMeterRequest&, const AdjustMeterRequest&) = default;
 };
 
 // ---- Answers -----------------------------------------------------------------------------
@@ -166,6 +176,16 @@ struct SettleRoundAnswer {
   std::vector<SeatResultView> results;  // Highest seat first.
   std::vector<LevelMeterView> meters;
   friend bool operator==(const SettleRoundAnswer&, const SettleRoundAnswer&) = default;
+};
+
+struct AdjustMeterAnswer {
+  LinkId link;
+  std::uint32_t level = 0;
+  Name name;
+  Money meter;  // The level's meter and reserve just after the adjustment.
+  Money reserve;
+  TransferId transfer;
+  friend bool operator==(const AdjustMeterAnswer&, const AdjustMeterAnswer&) = default;
 };
 
 struct VoidRoundAnswer {

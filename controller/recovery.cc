@@ -269,6 +269,7 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
   for (const storage::StoredPayout& pending : state.pending) {
     snapshot.pending.push_back({pending.payout, pending.award});
   }
+  snapshot.adjustments = state.adjustments;
   snapshot.last_round_key = state.last_round_key;
   snapshot.last_payout_id = state.last_payout_id;
   snapshot.last_draw_id = state.last_draw_id;

@@ -211,6 +211,22 @@ struct LinkStatusRecord {
   std::string reason;
 };
 
+// An operator's meter adjustment (AdminService.AdjustMeter), as applied: what a replay of its
+// request id answers, and what the journal keeps with who asked and why.
+struct MeterAdjustmentRecord {
+  std::string request_id;  // The caller's idempotency key.
+  LinkId link;
+  std::uint32_t level = 0;
+  Money amount;  // Signed: positive raised the meter from seed_funding, negative lowered it.
+  std::string reason;
+  std::string requested_by;
+  TransferId transfer;  // The adjustment transfer.
+  Money meter_after;    // The level's meter and reserve just after it.
+  Money reserve_after;
+  std::int64_t time_us = 0;
+  friend bool operator==(const MeterAdjustmentRecord&, const MeterAdjustmentRecord&) = default;
+};
+
 // Why the sequencer recorded a balance snapshot.
 enum class SnapshotReason : std::uint8_t { start, recovery, stop, interval, request };
 
@@ -245,6 +261,7 @@ struct Records {
   std::vector<MustHitByHitRecord> hits;
   std::vector<LinkStatusRecord> link_statuses;
   std::vector<BalanceSnapshotRecord> balance_snapshots;
+  std::vector<MeterAdjustmentRecord> adjustments;
 
   void clear();
   bool empty() const;

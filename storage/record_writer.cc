@@ -453,6 +453,17 @@ BatchRows::BatchRows(Format format) : format_(format) {
                           {"balance_micros", "bigint"},
                           {"reason", "text"}},
                          /*ordered=*/false, /*keep_existing=*/true);
+  // After transfers: each row names its adjustment transfer.
+  adjustments_ = add_table("meter_adjustments", {{"request_id", "text"},
+                                                 {"link_id", "text"},
+                                                 {"transfer_id", "bigint"},
+                                                 {"level", "integer"},
+                                                 {"amount_micros", "bigint"},
+                                                 {"reason", "text"},
+                                                 {"requested_by", "text"},
+                                                 {"meter_after_micros", "bigint"},
+                                                 {"reserve_after_micros", "bigint"},
+                                                 {"at", "timestamptz"}});
 }
 
 BatchRows::~BatchRows() = default;
@@ -547,6 +558,17 @@ void BatchRows::add(const Records& records) {
                       std::string(to_string(account.kind)),
                       static_cast<std::int64_t>(account.level), balance.micros(), reason);
     }
+  }
+  add_adjustments(records);
+}
+
+void BatchRows::add_adjustments(const Records& records) {
+  for (const MeterAdjustmentRecord& adjustment : records.adjustments) {
+    adjustments_->add(adjustment.request_id, adjustment.link.value(),
+                      static_cast<std::int64_t>(adjustment.transfer.value()),
+                      static_cast<std::int64_t>(adjustment.level), adjustment.amount.micros(),
+                      adjustment.reason, adjustment.requested_by, adjustment.meter_after.micros(),
+                      adjustment.reserve_after.micros(), Timestamp{adjustment.time_us});
   }
 }
 

@@ -69,6 +69,7 @@ class BatchRows {
   Table* add_table(std::string name, std::vector<std::pair<std::string, std::string>> columns,
                    bool ordered = false, bool keep_existing = false);
   void add_payouts(const Records& records);
+  void add_adjustments(const Records& records);
   // Bit t: tables_[t] has rows.
   std::uint32_t statement_tables() const;
 
@@ -86,6 +87,7 @@ class BatchRows {
   Table* hits_ = nullptr;
   Table* statuses_ = nullptr;
   Table* snapshots_ = nullptr;
+  Table* adjustments_ = nullptr;
   std::size_t commands_ = 0;
 };
 

@@ -234,6 +234,22 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
   }
 }
 
+// Every adjustment: operators' rare corrections, all kept for replays of their request ids.
+void load_adjustments(pqxx::transaction_base& tx, StoredState& state) {
+  for (const auto& row :
+       tx.exec("SELECT request_id, link_id, transfer_id, level, amount_micros, reason, "
+               "requested_by, meter_after_micros, reserve_after_micros, "
+               "(extract(epoch FROM at) * 1000000)::bigint FROM meter_adjustments "
+               "ORDER BY request_id COLLATE \"C\"")) {
+    state.adjustments.push_back(
+        {row[0].as<std::string>(), LinkId(row[1].as<std::string>()), u32(row[3]),
+         Money::from_micros(row[4].as<std::int64_t>()), row[5].as<std::string>(),
+         row[6].as<std::string>(), TransferId(u64(row[2])),
+         Money::from_micros(row[7].as<std::int64_t>()),
+         Money::from_micros(row[8].as<std::int64_t>()), row[9].as<std::int64_t>()});
+  }
+}
+
 struct AccountKey {
   AccountKind kind;
   std::uint32_t level;
@@ -355,6 +371,7 @@ StoredState load_state(pqxx::connection& connection) {
   load_links(tx, state);
   load_rounds(tx, state);
   load_pending_payouts(tx, state);
+  load_adjustments(tx, state);
   const auto counters = tx.exec1(
       "SELECT (SELECT coalesce(max(round_key), 0) FROM rounds), "
       "(SELECT coalesce(max(payout_id), 0) FROM payouts), "

@@ -47,6 +47,7 @@ struct StoredState {
   std::vector<StoredLink> links;
   std::vector<StoredRound> rounds;  // The latest two rounds of every table, oldest first.
   std::vector<StoredPayout> pending;
+  std::vector<MeterAdjustmentRecord> adjustments;  // Every one applied, by request id.
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

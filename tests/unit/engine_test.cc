@@ -23,6 +23,7 @@
 
 #include "controller/engine_config.h"
 #include "controller/paytable_loader.h"
+#include "controller/request_limits.h"
 #include "meters/hidden_trigger.h"
 #include "meters/random.h"
 #include "meters/reconcile.h"
@@ -2041,6 +2042,191 @@ TEST(EngineHandRecords, ACardDealtTwiceIsNamed) {
             "9s is dealt twice");
   h.settle(settle_request("MS", 1, {cards(2, {"Qs", "Qd"}), cards(4, {"As", "Kd"})}, board,
                           {"Jc", "Th", "3s"}));
+}
+
+// ---- 9. Meter adjustments ----------------------------------------------------------------------
+
+AdjustMeterRequest adjustment(const std::string& id, const std::string& link, std::uint32_t level,
+                              const char* amount, const std::string& reason = "count correction") {
+  return AdjustMeterRequest{id, LinkId(link), level, usd(amount), reason};
+}
+
+// The Must-Hit-By link of §5 with a $1100 ceiling on its level 1.
+EngineConfig adjustment_config(TriggerMode trigger = TriggerMode::at_amount) {
+  EngineConfig config = must_hit_by_config(10000, trigger);
+  config.links.back().meters.levels[0].ceiling = usd("1100.00");
+  return config;
+}
+
+auto adjust(const AdjustMeterRequest& request) {
+  return [request](Engine& engine, Records& out) {
+    return engine.adjust_meter(request, "admin/ops-ana", out);
+  };
+}
+
+AdjustMeterAnswer adjusted(Harness& h, const AdjustMeterRequest& request) {
+  const std::string what = "adjust " + request.request_id;
+  return h.ok(what, h.run(what, adjust(request)));
+}
+
+TEST(EngineAdjustments, MoveMoneyBetweenTheMeterAndTheHouseOnceWithTheirReason) {
+  Harness h(adjustment_config());
+  const Money house = h.balance("MHB", AccountKind::seed_funding);
+  h.clock().now += 1'000'000;
+  const AdjustMeterAnswer raised = adjusted(h, adjustment("a1", "MHB", 1, "50.00", "sensor miss"));
+  EXPECT_EQ(raised.meter, usd("1050.00"));
+  EXPECT_EQ(raised.reserve, Money());
+  EXPECT_EQ(raised.name, "Royal Flush");
+  EXPECT_EQ(h.meter("MHB", 1), usd("1050.00"));
+  EXPECT_EQ(h.balance("MHB", AccountKind::seed_funding), sum(house, usd("-50.00")));
+  // One transfer, seed_funding -> meter, and the adjustment on the record with who and why.
+  ASSERT_EQ(h.records().transfers.size(), 1U);
+  const Transfer& transfer = h.records().transfers[0].transfer;
+  EXPECT_EQ(transfer.kind, TransferKind::adjustment);
+  EXPECT_EQ(transfer.debit, AccountRef::link(AccountKind::seed_funding));
+  EXPECT_EQ(transfer.credit, AccountRef::meter(1));
+  EXPECT_EQ(transfer.amount, usd("50.00"));
+  EXPECT_EQ(transfer.id, raised.transfer);
+  ASSERT_EQ(h.records().adjustments.size(), 1U);
+  const MeterAdjustmentRecord& record = h.records().adjustments[0];
+  EXPECT_EQ(record.request_id, "a1");
+  EXPECT_EQ(record.link, LinkId("MHB"));
+  EXPECT_EQ(record.level, 1U);
+  EXPECT_EQ(record.amount, usd("50.00"));
+  EXPECT_EQ(record.reason, "sensor miss");
+  EXPECT_EQ(record.requested_by, "admin/ops-ana");
+  EXPECT_EQ(record.transfer, raised.transfer);
+  EXPECT_EQ(record.meter_after, usd("1050.00"));
+  EXPECT_EQ(record.time_us, h.clock().now);
+
+  // The same request again answers the first answer, changing nothing, even after the meter
+  // moved on; the same id with another request is refused.
+  const AdjustMeterAnswer lowered = adjusted(h, adjustment("a2", "MHB", 1, "-20.00"));
+  EXPECT_EQ(lowered.meter, usd("1030.00"));
+  EXPECT_EQ(h.records().transfers.at(0).transfer.debit, AccountRef::meter(1));
+  EXPECT_EQ(h.records().transfers.at(0).transfer.credit,
+            AccountRef::link(AccountKind::seed_funding));
+  h.expect_replay(raised, "adjust a1 again",
+                  adjust(adjustment("a1", "MHB", 1, "50.00", "sensor miss")));
+  for (const auto& [other, what] : std::vector<std::pair<AdjustMeterRequest, std::string>>{
+           {adjustment("a1", "MHB", 1, "51.00", "sensor miss"), "another amount"},
+           {adjustment("a1", "MHB", 1, "50.00", "another reason"), "another reason"},
+           {adjustment("a1", "MHB", 2, "50.00", "sensor miss"), "another level"},
+           {adjustment("a1", "NOSUCH", 1, "50.00", "sensor miss"), "another link"}}) {
+    h.expect_refused(EngineError::replay_differs, "a1 with " + what, adjust(other));
+  }
+  EXPECT_EQ(h.balance("MHB", AccountKind::seed_funding), sum(house, usd("-30.00")));
+}
+
+TEST(EngineAdjustments, RefusalsChangeNothing) {
+  Harness h(adjustment_config());
+  const std::string long_reason(kMaxReasonBytes + 1, 'r');
+  const std::string long_id(kMaxIdBytes + 1, 'i');
+  struct Refusal {
+    EngineError code;
+    AdjustMeterRequest request;
+    const char* what;
+  };
+  const std::vector<Refusal> refusals = {
+      {EngineError::invalid_argument, adjustment("", "MHB", 1, "1.00"), "no request id"},
+      {EngineError::invalid_argument, adjustment(long_id, "MHB", 1, "1.00"), "a long request id"},
+      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", ""), "no reason"},
+      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", " \t\n"), "a blank reason"},
+      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", long_reason),
+       "a reason over 512 bytes"},
+      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", std::string("a\0b", 3)),
+       "a NUL in the reason"},
+      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "0"), "a zero amount"},
+      {EngineError::unknown_link, adjustment("r", "NOSUCH", 1, "1.00"), "an unknown link"},
+      {EngineError::unknown_link, adjustment("r", "MHB", 0, "1.00"), "level 0"},
+      {EngineError::unknown_link, adjustment("r", "MHB", 3, "1.00"), "level 3 of 2"},
+      {EngineError::ledger_refused, adjustment("r", "MHB", 1, "-1000.000001"), "below zero"},
+      {EngineError::ledger_refused, adjustment("r", "MHB", 1, "100.000001"), "past the ceiling"},
+      {EngineError::ledger_refused, adjustment("r", "MHB", 2, "149.990001"),
+       "within a cent of the Must-Hit-By amount"},
+      {EngineError::ledger_refused, adjustment("r", "MHB", 2, "150.00"),
+       "to the Must-Hit-By amount"},
+      {EngineError::ledger_refused,
+       AdjustMeterRequest{"r", LinkId("MHB"), 1,
+                          Money::from_micros(std::numeric_limits<std::int64_t>::max()), "why"},
+       "an amount that overflows"},
+      {EngineError::ledger_refused,
+       AdjustMeterRequest{"r", LinkId("MHB"), 1,
+                          Money::from_micros(std::numeric_limits<std::int64_t>::min()), "why"},
+       "the most negative amount"},
+  };
+  for (const Refusal& refusal : refusals) {
+    h.expect_refused(refusal.code, refusal.what, adjust(refusal.request));
+  }
+  // The bounds themselves are admitted, and a refused id is free for a new request.
+  const std::string longest_reason(kMaxReasonBytes, 'r');
+  const std::string longest_id(kMaxIdBytes, 'i');
+  EXPECT_EQ(adjusted(h, adjustment(longest_id, "MHB", 1, "100.00", longest_reason)).meter,
+            usd("1100.00"));
+  EXPECT_EQ(adjusted(h, adjustment("r", "MHB", 2, "149.99")).meter, usd("249.99"));
+  EXPECT_EQ(adjusted(h, adjustment("to zero", "MHB", 1, "-1100.00")).meter, Money());
+}
+
+// A LOCKED round's void takes back from the meter exactly what the round put there: no lowering
+// of that meter until the round ends. A raise leaves the void exact.
+TEST(EngineAdjustments, NoLoweringWhileALockedRoundHoldsContributions) {
+  Harness h(adjustment_config());
+  const Money before_1 = h.meter("MHB", 1);
+  const Money before_2 = h.meter("MHB", 2);
+  h.open("HUH-M", 1);
+  h.lock(lock_request("HUH-M", 1, must_hit_by_wagers(500)));
+  ASSERT_GT(h.meter("MHB", 1), before_1);
+  h.expect_refused(EngineError::ledger_refused, "lower level 1 under a LOCKED round",
+                   adjust(adjustment("down1", "MHB", 1, "-0.01")));
+  h.expect_refused(EngineError::ledger_refused, "lower level 2 under a LOCKED round",
+                   adjust(adjustment("down2", "MHB", 2, "-0.01")));
+  adjusted(h, adjustment("up2", "MHB", 2, "10.00"));
+  h.void_round(void_request("HUH-M", 1));
+  EXPECT_EQ(h.meter("MHB", 1), before_1);
+  EXPECT_EQ(h.meter("MHB", 2), sum(before_2, usd("10.00")));
+  EXPECT_EQ(adjusted(h, adjustment("down1", "MHB", 1, "-0.01")).meter, usd("999.99"));
+}
+
+// A hidden point lies in (the value it was drawn above, the amount]: a raise may not pass that
+// lower bound, so it never reaches the point, and its refusal says nothing about where it is.
+TEST(EngineAdjustments, AHiddenTriggerLevelRisesOnlyToTheValueItsPointWasDrawnAbove) {
+  Harness h(adjustment_config(TriggerMode::hidden_uniform));
+  const auto& hidden = h.engine().link(LinkId("MHB"))->hidden_trigger(2);
+  ASSERT_TRUE(hidden.has_value());
+  ASSERT_EQ(hidden->range_above, usd("100.00"));
+  for (const char* amount : {"0.01", "50.00", "149.99"}) {
+    h.expect_refused(EngineError::ledger_refused, std::string("raise a hidden level by ") + amount,
+                     adjust(adjustment("up", "MHB", 2, amount)));
+  }
+  Records out;
+  const auto refused = h.engine().adjust_meter(adjustment("up", "MHB", 2, "0.01"), "admin/x", out);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message.find(hidden->point.to_string()), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(adjusted(h, adjustment("down", "MHB", 2, "-10.00")).meter, usd("90.00"));
+  EXPECT_EQ(adjusted(h, adjustment("back", "MHB", 2, "10.00")).meter, usd("100.00"));
+}
+
+// Adjustments are part of what the engine holds: a restored engine answers their replays.
+TEST(EngineAdjustments, ARestoredEngineAnswersReplays) {
+  Harness h(adjustment_config());
+  const AdjustMeterAnswer first = adjusted(h, adjustment("keep", "MHB", 1, "12.345678"));
+  TestClock clock;
+  SplitMix64 random(7);
+  auto restored =
+      Engine::restore(adjustment_config(), shipped(), clock, random, h.engine().snapshot());
+  ASSERT_TRUE(restored.ok());
+  Engine& engine = **restored;
+  EXPECT_EQ(engine.snapshot(), h.engine().snapshot());
+  Records out;
+  const auto replay = engine.adjust_meter(adjustment("keep", "MHB", 1, "12.345678"), "x", out);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(*replay, first);
+  EXPECT_TRUE(out.empty());
+  const auto other = engine.adjust_meter(adjustment("keep", "MHB", 1, "1.00"), "x", out);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, EngineError::replay_differs);
+  EXPECT_TRUE(out.empty());
 }
 
 }  // namespace
