@@ -79,6 +79,14 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                "Rounds that kept the Dynamic Pay selection of the table's voided round instead "
                "of drawing one, by link")
            .Register(*registry_);
+  // The reason is free text and stays in the journal; the labels are bounded.
+  meter_adjustments_ =
+      &prometheus::BuildCounter()
+           .Name("jackpotd_meter_adjustments_total")
+           .Help(
+               "Operators' meter adjustments made durable, by link and direction (raised, "
+               "lowered)")
+           .Register(*registry_);
   meters_ = &prometheus::BuildGauge()
                  .Name("jackpotd_meter")
                  .Help("Each level's meter, in currency units")
@@ -144,6 +152,12 @@ void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double sec
                 {{"link", record.link.str()}, {"direction", sign > 0 ? "contributed" : "reversed"}})
             .Increment(static_cast<double>(t.amount.micros()) / 1e6);
       }
+    }
+    for (const MeterAdjustmentRecord& adjustment : records.adjustments) {
+      meter_adjustments_
+          ->Add({{"link", adjustment.link.value()},
+                 {"direction", adjustment.amount.micros() > 0 ? "raised" : "lowered"}})
+          .Increment();
     }
     for (const Payout& payout : records.payouts) {
       if (!payout.approved_by.empty() || payout.state == PayoutState::rejected) continue;

@@ -48,6 +48,7 @@ class DaemonMetrics {
   prometheus::Family<prometheus::Counter>* voids_;
   prometheus::Family<prometheus::Counter>* house_funded_refunds_;
   prometheus::Family<prometheus::Counter>* dynamic_pays_carried_over_;
+  prometheus::Family<prometheus::Counter>* meter_adjustments_;
   prometheus::Family<prometheus::Gauge>* meters_;
   prometheus::Gauge* pending_payouts_;
 };

@@ -507,12 +507,6 @@ class AdminServiceImpl final : public AdminServiceBase {
     return serve_unary(context, stream, &AdminServiceImpl::AuditBalances);
   }
 
-  // Not implemented yet (issue #14 adds it): what the generated service answers.
-  Status AdjustMeter(ServerContext* context, const pb::AdjustMeterRequest* request,
-                     pb::AdjustMeterResponse* response) override {
-    return pb::AdminService::Service::AdjustMeter(context, request, response);
-  }
-
   Status GetReconciliationReport(ServerContext*, const pb::ReconciliationReportRequest* request,
                                  pb::ReconciliationReport* response) override {
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
@@ -627,6 +621,25 @@ class AdminServiceImpl final : public AdminServiceBase {
       return Status(StatusCode::UNAVAILABLE,
                     "the meters are not durable: the database is unavailable; retry");
     }
+    return Status::OK;
+  }
+
+  Status AdjustMeter(ServerContext* context, const pb::AdjustMeterRequest* request,
+                     pb::AdjustMeterResponse* response) override {
+    const AdjustMeterRequest command{request->request_id(), LinkId(request->link_id()),
+                                     request->level(), Money::from_micros(request->amount_micros()),
+                                     request->reason()};
+    const auto adjusted = host_.run([&](Engine& engine, Records& records) {
+      return engine.adjust_meter(command, caller(*context), records);
+    });
+    if (!adjusted) return to_status(adjusted.error());
+    auto* balance = response->mutable_balance();
+    balance->set_link_id(adjusted->link.value());
+    balance->set_level(adjusted->level);
+    balance->set_name(adjusted->name);
+    balance->set_meter_micros(adjusted->meter.micros());
+    balance->set_reserve_micros(adjusted->reserve.micros());
+    response->set_transfer_id(adjusted->transfer.value());
     return Status::OK;
   }
 

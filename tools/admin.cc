@@ -6,15 +6,22 @@
 //   jackpotd-admin [--target HOST:PORT] snapshot
 //   jackpotd-admin [--target HOST:PORT] audit
 //   jackpotd-admin [--target HOST:PORT] config [--paytables]
+//   jackpotd-admin [--target HOST:PORT] adjust LINK LEVEL AMOUNT REQUEST_ID REASON
 //
 // `config` prints the floor in force (its file, version and SHA-256, then its text) and with
 // --paytables the text of every paytable its tables use.
 // `report` exits 3 when a level does not balance, `audit` when the snapshot path and the full
 // re-sum of the transfers differ.
 // Amounts print as currency units with six decimals (micros), exactly as the ledger holds them.
+// `adjust` takes its AMOUNT the same way ("25", "-0.01", "12.345678"; a sign for a lowering) and
+// a REQUEST_ID of the operator's choosing: running the same command again applies it once.
 #include <grpcpp/grpcpp.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +58,9 @@ int usage() {
                "       jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON\n"
                "       jackpotd-admin [--target HOST:PORT] snapshot\n"
                "       jackpotd-admin [--target HOST:PORT] audit\n"
-               "       jackpotd-admin [--target HOST:PORT] config [--paytables]\n");
+               "       jackpotd-admin [--target HOST:PORT] config [--paytables]\n"
+               "       jackpotd-admin [--target HOST:PORT] adjust LINK LEVEL AMOUNT REQUEST_ID "
+               "REASON\n");
   return 2;
 }
 
@@ -181,6 +190,70 @@ int config(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
   return 0;
 }
 
+// "12.5" -> 12500000 micros: currency units with at most six decimals, an optional sign.
+std::optional<std::int64_t> parse_micros(const std::string& text) {
+  std::size_t at = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) at = 1;
+  std::uint64_t units = 0;
+  std::uint64_t fraction = 0;
+  int decimals = 0;
+  bool digits = false;
+  bool point = false;
+  for (; at < text.size(); ++at) {
+    const char c = text[at];
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    digits = true;
+    if (point) {
+      if (++decimals > 6) return std::nullopt;
+      fraction = fraction * 10 + static_cast<std::uint64_t>(c - '0');
+    } else {
+      if (units > 9'223'372'036'854ULL) return std::nullopt;  // Beyond int64 micros.
+      units = units * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+  }
+  if (!digits) return std::nullopt;
+  for (; decimals < 6; ++decimals) fraction *= 10;
+  const std::uint64_t magnitude = units * 1'000'000 + fraction;
+  if (magnitude > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+  const auto value = static_cast<std::int64_t>(magnitude);
+  return negative ? -value : value;
+}
+
+int adjust(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() != 5) return usage();
+  const auto amount = parse_micros(args[2]);
+  char* end = nullptr;
+  const unsigned long level = std::strtoul(args[1].c_str(), &end, 10);
+  if (!amount || args[1].empty() || *end != '\0' || level > UINT32_MAX) {
+    std::fprintf(stderr,
+                 "jackpotd-admin: LEVEL is a level number and AMOUNT currency units with at most "
+                 "six decimals, e.g. 25 or -0.01\n");
+    return 2;
+  }
+  pb::AdjustMeterRequest request;
+  request.set_link_id(args[0]);
+  request.set_level(static_cast<std::uint32_t>(level));
+  request.set_amount_micros(*amount);
+  request.set_request_id(args[3]);
+  request.set_reason(args[4]);
+  pb::AdjustMeterResponse response;
+  grpc::ClientContext context;
+  if (auto status = stub.AdjustMeter(&context, request, &response); !status.ok()) {
+    return failed(status);
+  }
+  const auto& balance = response.balance();
+  std::printf("%s level %u adjusted by %s (transfer %llu): meter %s, reserve %s\n",
+              balance.link_id().c_str(), balance.level(), money(*amount).c_str(),
+              static_cast<unsigned long long>(response.transfer_id()),
+              money(balance.meter_micros()).c_str(), money(balance.reserve_micros()).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,5 +274,6 @@ int main(int argc, char** argv) {
   if (command == "snapshot" && args.empty()) return snapshot(*stub);
   if (command == "audit" && args.empty()) return audit(*stub);
   if (command == "config") return config(*stub, args);
+  if (command == "adjust") return adjust(*stub, args);
   return usage();
 }

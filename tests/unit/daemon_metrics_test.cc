@@ -64,5 +64,31 @@ TEST(DaemonMetrics, VoidsAreCountedByPhaseAndRefundNeverByReason) {
   EXPECT_EQ(text.find("misdeal"), std::string::npos) << "a reason became a label";
 }
 
+// Adjustments are counted by link and direction; their reason, free text, never becomes a label;
+// a batch that did not commit counts none.
+TEST(DaemonMetrics, MeterAdjustmentsAreCountedByLinkAndDirection) {
+  DaemonMetrics metrics("test");
+  const auto adjusted = [](const char* amount) {
+    Records records;
+    MeterAdjustmentRecord adjustment;
+    adjustment.link = LinkId("L");
+    adjustment.level = 1;
+    adjustment.amount = *Money::parse(amount);
+    adjustment.reason = "sensor missed a lock at seat 4";
+    records.adjustments.push_back(adjustment);
+    return records;
+  };
+  metrics.observe_commit({adjusted("25.00"), adjusted("-1.00"), adjusted("3.00")}, 0.001, true);
+  metrics.observe_commit({adjusted("7.00")}, 0.001, false);
+  const std::string text = exposition(metrics);
+  EXPECT_NE(text.find("jackpotd_meter_adjustments_total{direction=\"raised\",link=\"L\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("jackpotd_meter_adjustments_total{direction=\"lowered\",link=\"L\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("sensor"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace jackpot
