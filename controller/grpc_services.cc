@@ -791,7 +791,6 @@ class AdminServiceImpl final : public AdminServiceBase {
 
   Status AdjustMeter(ServerContext* context, const pb::AdjustMeterRequest* request,
                      pb::AdjustMeterResponse* response) override {
-    if (gate_.config() == nullptr) return starting();
     const AdjustMeterRequest command{request->request_id(), LinkId(request->link_id()),
                                      request->level(), Money::from_micros(request->amount_micros()),
                                      request->reason()};
