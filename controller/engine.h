@@ -85,18 +85,6 @@ class Engine {
                                                         const std::string& requested_by,
                                                         Records& out);
 
-  // An operator's meter adjustment: one transfer between the level's meter and the link's
-  // seed_funding (the house), with who asked and why on the record. Checked in this order, each
-  // refusal changing nothing: the request id (1..kMaxIdBytes bytes), the reason (not blank, at
-  // most kMaxReasonBytes bytes) and the amount (not zero) are INVALID_ARGUMENT; a request id
-  // already applied answers its first answer when the request is the same, and is refused
-  // (replay_differs) when it is not; an unknown link or level is NOT_FOUND; then
-  // adjustment_refusal() (meters/adjustment.h) decides, with whether a LOCKED round holds money
-  // on the meter (ledger_refused, or invalid_argument for a zero amount).
-  Result<AdjustMeterAnswer, EngineFailure> adjust_meter(const AdjustMeterRequest& request,
-                                                        const std::string& requested_by,
-                                                        Records& out);
-
   // Every level of the given links (all links when empty), in configuration order.
   std::vector<LevelMeterView> meters(const std::vector<LinkId>& links = {}) const;
   const Link* link(const LinkId& id) const;
