@@ -9,6 +9,7 @@
 
 #include "controller/engine_codec.h"
 #include "controller/request_limits.h"
+#include "controller/round_counter.h"
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -284,10 +285,10 @@ struct Engine::TableState {
   std::optional<RoundState> current;       // The table's latest round, in any phase.
   std::optional<RoundState> previous;      // The one before, kept for replays.
 
-  RoundState* round(RoundId id) {
-    if (current && current->id == id) return &*current;
-    if (previous && previous->id == id) return &*previous;
-    return nullptr;
+  // The counter as the round-id rules see it (controller/round_counter.h).
+  RoundCounter counter() const {
+    if (!current) return {};
+    return {current->id.value(), current->phase};
   }
 };
 
@@ -455,6 +456,10 @@ EngineFailure no_table(const TableId& id) {
   return failure(EngineError::unknown_table, "no table " + quote_prefix(id.value()));
 }
 
+EngineFailure round_id_out_of_range(const TableId& table, RoundId round) {
+  return invalid(round_name(table, round) + ": round ids are 1.." + std::to_string(kMaxRoundId));
+}
+
 }  // namespace
 
 Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id) {
@@ -470,11 +475,28 @@ Result<std::pair<Engine::TableState*, Engine::RoundState*>, EngineFailure> Engin
   const auto it = tables_.find(table_id.value());
   if (it == tables_.end()) return no_table(table_id);
   TableState* table = it->second.get();
-  RoundState* round = table->round(round_id);
-  if (round == nullptr) {
-    return failure(EngineError::round_not_found, round_name(table_id, round_id) + " is not open");
+  if (!round_id_in_range(round_id.value())) return round_id_out_of_range(table_id, round_id);
+  const RoundCounter counter = table->counter();
+  switch (command_round_rule(
+      counter.base, table->current ? std::optional(table->current->id.value()) : std::nullopt,
+      table->previous ? std::optional(table->previous->id.value()) : std::nullopt,
+      round_id.value())) {
+    case CommandRoundRule::latest:
+      return std::pair{table, &*table->current};
+    case CommandRoundRule::previous:
+      return std::pair{table, &*table->previous};
+    case CommandRoundRule::superseded:
+      return failure(EngineError::round_superseded,
+                     round_name(table_id, round_id) +
+                         " is two or more rounds behind the table's latest round " +
+                         std::to_string(counter.base) + ": only the latest two answer commands");
+    case CommandRoundRule::never_opened:
+      break;
   }
-  return std::pair{table, round};
+  return failure(EngineError::round_not_found,
+                 round_name(table_id, round_id) +
+                     " was never opened (the table's latest round is " +
+                     std::to_string(counter.base) + ")");
 }
 
 std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
@@ -610,24 +632,37 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
   auto table_result = find_table(request.table);
   if (!table_result) return table_result.error();
   TableState& table = **table_result;
-  // The journal stores round ids as PostgreSQL bigint: a larger id could never be committed.
-  if (request.round.value() >
-      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    return invalid(round_name(request.table, request.round) + ": round ids must be at most " +
-                   std::to_string(std::numeric_limits<std::int64_t>::max()));
+  if (!round_id_in_range(request.round.value())) {
+    return round_id_out_of_range(request.table, request.round);
   }
-  if (RoundState* existing = table.round(request.round)) {
-    if (existing->opened) return first_answer<OpenRoundAnswer>(*existing->opened);  // A replay.
-  }
-  if (table.current && request.round <= table.current->id) {
-    return failure(EngineError::round_id_not_increasing,
-                   round_name(request.table, request.round) + ": round ids must increase (last " +
-                       std::to_string(table.current->id.value()) + ")");
-  }
-  if (table.current &&
-      (table.current->phase == RoundPhase::open || table.current->phase == RoundPhase::locked)) {
-    return failure(EngineError::previous_round_open, round_name(request.table, table.current->id) +
-                                                         " is still open: settle or void it first");
+  const RoundCounter counter = table.counter();
+  const std::string base = std::to_string(counter.base);
+  switch (open_round_rule(counter, request.round.value())) {
+    case OpenRoundRule::open_new:
+      break;
+    case OpenRoundRule::replay:
+      return first_answer<OpenRoundAnswer>(*table.current->opened);
+    case OpenRoundRule::not_latest_open:
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) + " was opened before and is now " +
+                         std::string(round_phase_name(table.current->phase)) +
+                         ": an OpenRound repeat is answered only while its round is the table's "
+                         "latest and OPEN (a controller whose counter restarted needs a "
+                         "supervisor's RebaseRoundCounter)");
+    case OpenRoundRule::not_increasing:
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) + ": round ids must increase (last " +
+                         base + ")");
+    case OpenRoundRule::previous_open:
+      return failure(
+          EngineError::previous_round_open,
+          round_name(request.table, table.current->id) + " is still open: settle or void it first");
+    case OpenRoundRule::jump_too_far:
+      return failure(EngineError::round_id_jump_too_far,
+                     round_name(request.table, request.round) + " is more than " +
+                         std::to_string(kMaxRoundIdJump) + " above the table's counter (" + base +
+                         "); a supervisor re-bases a counter that really moved that far "
+                         "(RebaseRoundCounter)");
   }
   for (const auto& played : table.links) {
     if (played.link->status == LinkStatus::closed) {

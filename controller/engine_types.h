@@ -22,8 +22,10 @@ enum class EngineError : std::uint8_t {
   unknown_table,            // NOT_FOUND
   unknown_link,             // NOT_FOUND
   unknown_payout,           // NOT_FOUND
-  round_not_found,          // NOT_FOUND: not the table's current round, nor a replay.
+  round_not_found,          // NOT_FOUND: above every round the table opened.
   round_id_not_increasing,  // FAILED_PRECONDITION: a round id at or below the last one.
+  round_superseded,         // FAILED_PRECONDITION: two or more rounds behind the table's latest.
+  round_id_jump_too_far,    // FAILED_PRECONDITION: above the counter by more than kMaxRoundIdJump.
   previous_round_open,      // FAILED_PRECONDITION: settle or void it first.
   wrong_round_state,        // FAILED_PRECONDITION: e.g. settling a round that is not LOCKED.
   link_closed,              // FAILED_PRECONDITION: an operator closed a link of the table.

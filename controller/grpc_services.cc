@@ -28,6 +28,8 @@ StatusCode status_code(EngineError error) {
     case EngineError::round_not_found:
       return StatusCode::NOT_FOUND;
     case EngineError::round_id_not_increasing:
+    case EngineError::round_superseded:
+    case EngineError::round_id_jump_too_far:
     case EngineError::previous_round_open:
     case EngineError::wrong_round_state:
     case EngineError::link_closed:

@@ -52,6 +52,10 @@ std::string error_name(EngineError code) {
       return "round_not_found";
     case EngineError::round_id_not_increasing:
       return "round_id_not_increasing";
+    case EngineError::round_superseded:
+      return "round_superseded";
+    case EngineError::round_id_jump_too_far:
+      return "round_id_jump_too_far";
     case EngineError::previous_round_open:
       return "previous_round_open";
     case EngineError::wrong_round_state:
@@ -1544,7 +1548,9 @@ TEST(EngineReplay, EveryCommandAnswersItsFirstAnswerAndChangesNothing) {
   h.expect_replay(opened, "open replay", open(1));
   const auto lock1 = lock_request("T", 1, {wager(1, "A", 100), wager(2, "B", 200)});
   const auto locked = h.lock(lock1);
-  h.expect_replay(opened, "open replay after the lock", open(1));
+  // An OpenRound repeat answers only while its round is the latest and OPEN: a controller
+  // whose counter restarted must not silently get an old round.
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat after the lock", open(1));
   h.expect_replay(locked, "lock replay", lock(lock1));
   h.expect_refused(EngineError::replay_differs, "lock replay with other wagers",
                    lock(lock_request("T", 1, {wager(1, "A", 100), wager(2, "B", 100)})));
@@ -1554,7 +1560,8 @@ TEST(EngineReplay, EveryCommandAnswersItsFirstAnswerAndChangesNothing) {
   EXPECT_FALSE(award_lines(settled).empty());
   h.expect_replay(settled, "settle replay", settle(settle1));
   h.expect_replay(locked, "lock replay after the settlement", lock(lock1));
-  h.expect_replay(opened, "open replay after the settlement", open(1));
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat after the settlement",
+                   open(1));
   auto other_cards = settle1;
   other_cards.seats[1].cards = {"3h", "3d"};
   h.expect_refused(EngineError::replay_differs, "settle replay with other cards",
@@ -1563,14 +1570,16 @@ TEST(EngineReplay, EveryCommandAnswersItsFirstAnswerAndChangesNothing) {
   // The previous round still replays once the next one is open.
   const auto opened2 = h.open("T", 2);
   h.expect_replay(settled, "settle replay of the previous round", settle(settle1));
-  h.expect_replay(opened, "open replay of the previous round", open(1));
+  h.expect_replay(opened2, "open replay of the latest OPEN round", open(2));
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat of the previous round",
+                   open(1));
   const auto lock2 = lock_request("T", 2, {wager(3, "A", 500)});
   const auto locked2 = h.lock(lock2);
   const auto void2 = void_request("T", 2, "misdeal");
   const auto voided = h.void_round(void2);
   h.expect_replay(voided, "void replay", void_it(void2));
   h.expect_replay(locked2, "lock replay after the void", lock(lock2));
-  h.expect_replay(opened2, "open replay after the void", open(2));
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat after the void", open(2));
   h.expect_refused(EngineError::replay_differs, "void replay with another reason",
                    void_it(void_request("T", 2, "dealer error")));
 }
@@ -1752,6 +1761,30 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 11", open("T", 9));
   // The journal keeps round ids as bigint: a larger one is refused here, not at commit.
   h.expect_refused(EngineError::invalid_argument, "open round 2^63", open("T", 1ULL << 63));
+  h.expect_refused(EngineError::invalid_argument, "open round 0", open("T", 0));
+  for (const std::uint64_t id : {std::uint64_t{0}, std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
+    const std::string name = " of round " + std::to_string(id);
+    h.expect_refused(EngineError::invalid_argument, "lock" + name,
+                     lock(lock_request("T", id, {wager(1, "A", 100)})));
+    h.expect_refused(EngineError::invalid_argument, "settle" + name,
+                     settle(settle_request("T", id, good_seats(), board)));
+    h.expect_refused(EngineError::invalid_argument, "void" + name, void_it(void_request("T", id)));
+  }
+  // A round two or more behind the latest (11) is superseded, not unknown; above it, unknown.
+  h.expect_refused(EngineError::round_superseded, "void of round 9, two behind 11",
+                   void_it(void_request("T", 9)));
+  h.expect_refused(EngineError::round_superseded, "lock of round 1",
+                   lock(lock_request("T", 1, {wager(1, "A", 100)})));
+  h.expect_refused(EngineError::round_superseded, "settle of round 1",
+                   settle(settle_request("T", 1, good_seats(), board)));
+  h.expect_refused(EngineError::round_not_found, "void of round 12, never opened",
+                   void_it(void_request("T", 12)));
+  // A round id may jump at most kMaxRoundIdJump past the latest: 2^63-1 would use up the
+  // table's counter for good.
+  h.expect_refused(EngineError::round_id_jump_too_far, "open round 2^63-1 after 11",
+                   open("T", (std::uint64_t{1} << 63) - 1));
+  h.expect_refused(EngineError::round_id_jump_too_far, "open a million and 12 after 11",
+                   open("T", 1'000'012));
 
   // A closed link stops the tables that play it.
   Records status_records;
