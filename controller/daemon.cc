@@ -305,6 +305,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   if (host) {
     services.push_back(make_table_service(*host, gate));
     services.push_back(make_admin_service(*host, durability.get(), gate));
+    services.push_back(make_supervisor_service(*host, gate));
   }
   for (const auto& service : services) builder.RegisterService(service.get());
   int grpc_port = 0;

@@ -90,6 +90,16 @@ struct VoidRoundRequest {
   friend bool operator==(const VoidRoundRequest&, const VoidRoundRequest&) = default;
 };
 
+// A supervisor re-bases a table's round counter (SupervisorService.RebaseRoundCounter).
+struct RebaseRoundCounterRequest {
+  std::string request_id;  // The caller's idempotency key.
+  TableId table;
+  RoundId next_round;  // The first round id the table may open after the re-base.
+  std::string reason;
+  friend bool operator==(const RebaseRoundCounterRequest&,
+                         const RebaseRoundCounterRequest&) = default;
+};
+
 // ---- Answers -----------------------------------------------------------------------------
 
 struct LevelMeterView {

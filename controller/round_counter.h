@@ -78,6 +78,18 @@ constexpr OpenRoundRule open_round_rule(const RoundCounter& counter, std::uint64
   return OpenRoundRule::open_new;
 }
 
+// Whether a supervisor may re-base a table's counter now (RebaseRoundCounter): not while its
+// latest round is OPEN or LOCKED, whose commands still name the old ids. After a re-base to
+// next round id n the counter is {n - 1, no latest round}: the table's next round id is n up to
+// n - 1 + kMaxRoundIdJump, and rounds from before the re-base answer no command.
+constexpr bool rebase_allowed(const RoundCounter& counter) {
+  return !counter.latest_phase ||
+         (*counter.latest_phase != RoundPhase::open && *counter.latest_phase != RoundPhase::locked);
+}
+constexpr RoundCounter rebased_counter(std::uint64_t next_round_id) {
+  return {next_round_id - 1, std::nullopt};
+}
+
 // Which round a LockWagers, SettleRound or VoidRound for `id` (already in range) names. The
 // engine keeps a table's latest round and the one before it (for replays), both since the
 // latest re-base.

@@ -32,12 +32,13 @@ void Records::clear() {
   hits.clear();
   link_statuses.clear();
   balance_snapshots.clear();
+  rebases.clear();
 }
 
 bool Records::empty() const {
   return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
          payouts.empty() && answers.empty() && dynamic_pays.empty() && hits.empty() &&
-         link_statuses.empty() && balance_snapshots.empty();
+         link_statuses.empty() && balance_snapshots.empty() && rebases.empty();
 }
 
 std::string_view to_string(RoundPhase phase) {

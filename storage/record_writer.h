@@ -86,6 +86,7 @@ class BatchRows {
   Table* hits_ = nullptr;
   Table* statuses_ = nullptr;
   Table* snapshots_ = nullptr;
+  Table* rebases_ = nullptr;
   std::size_t commands_ = 0;
 };
 

@@ -3,16 +3,19 @@
 // moved on, and jumps that would use up a table's counter, across restarts.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <pqxx/pqxx>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
@@ -62,8 +65,9 @@ class RoundCounterEndToEnd : public ::testing::Test {
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
     address_ = match[1];
-    table_ = pb::TableService::NewStub(
-        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    table_ = pb::TableService::NewStub(channel);
+    supervisor_ = pb::SupervisorService::NewStub(channel);
   }
   void stop() {
     if (!daemon_) return;
@@ -122,6 +126,32 @@ class RoundCounterEndToEnd : public ::testing::Test {
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     return table_->VoidRound(&context, request, &response);
   }
+  grpc::Status rebase(const std::string& request_id, std::uint64_t next_round,
+                      const std::string& reason,
+                      pb::RebaseRoundCounterResponse* response = nullptr) {
+    pb::RebaseRoundCounterRequest request;
+    request.set_request_id(request_id);
+    request.set_table_id("T1");
+    request.set_next_round_id(next_round);
+    request.set_reason(reason);
+    pb::RebaseRoundCounterResponse ignored;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    return supervisor_->RebaseRoundCounter(&context, request, response ? response : &ignored);
+  }
+  // Runs jackpotd-admin against the daemon: its exit code and what it printed.
+  std::pair<int, std::string> admin(const std::string& command) {
+    FILE* pipe = popen(
+        (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " " + command + " 2>&1")
+            .c_str(),
+        "r");
+    if (pipe == nullptr) return {-1, ""};
+    std::string printed;
+    char chunk[512];
+    while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
+  }
   // Plays one whole round: open, lock a $1 wager, settle a losing hand.
   void play(std::uint64_t round) {
     ASSERT_TRUE(open(round).ok()) << round;
@@ -134,6 +164,7 @@ class RoundCounterEndToEnd : public ::testing::Test {
   std::string address_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::unique_ptr<pb::TableService::Stub> table_;
+  std::unique_ptr<pb::SupervisorService::Stub> supervisor_;
 };
 
 TEST_F(RoundCounterEndToEnd, RoundIdsOutOfRangeAreInvalidArgumentForEveryCommand) {
@@ -182,7 +213,7 @@ TEST_F(RoundCounterEndToEnd, AnOpenRepeatAnswersOnlyWhileItsRoundIsTheLatestAndO
   play(2);
   play(3);
   // A controller whose counter restarted sends old ids: never the old round's answer.
-  for (const std::uint64_t id : {1, 2, 3}) {
+  for (const std::uint64_t id : std::vector<std::uint64_t>{1, 2, 3}) {
     pb::OpenRoundResponse old;
     const grpc::Status status = open(id, &old);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << id;
@@ -212,6 +243,91 @@ TEST_F(RoundCounterEndToEnd, ARoundIdJumpPastTheLimitIsRefusedSoNoIdCanBrickTheT
   restart();
   EXPECT_EQ(open(kTopRoundId).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   play(1'000'002);
+}
+
+TEST_F(RoundCounterEndToEnd, ASupervisorRebaseLetsATableWhoseCounterRestartedPlayAgain) {
+  play(1);
+  play(2);
+  play(3);
+  // The controller card is swapped and its counter restarts at 1: refused, never the old round.
+  EXPECT_EQ(open(1).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(open(4).ok());
+  // Refused while the latest round is OPEN (and LOCKED), with nothing journaled.
+  const grpc::Status while_open = rebase("swap-1", 1, "controller card swapped");
+  EXPECT_EQ(while_open.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(while_open.error_message().find("round 4 at table T1 is OPEN"), std::string::npos)
+      << while_open.error_message();
+  ASSERT_TRUE(lock(4).ok());
+  EXPECT_EQ(rebase("swap-1", 1, "controller card swapped").error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(void_round(4).ok());
+  EXPECT_EQ(rebase("swap-1", 1, "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(rebase("swap-1", 1, std::string(513, 'x')).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(rebase("", 1, "controller card swapped").error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(rebase("swap-1", 0, "controller card swapped").error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  // The supervisor re-bases the counter with jackpotd-admin.
+  const auto [exit_code, printed] = admin("rebase T1 1 swap-1 'controller card swapped'");
+  EXPECT_EQ(exit_code, 0) << printed;
+  EXPECT_NE(printed.find("table T1: round counter re-based (epoch 1): latest round was 4, next "
+                         "round id 1; by supervisor/"),
+            std::string::npos)
+      << printed;
+  // A repeat answers the same; another request with the same id is refused.
+  pb::RebaseRoundCounterResponse again;
+  ASSERT_TRUE(rebase("swap-1", 1, "controller card swapped", &again).ok());
+  EXPECT_EQ(again.epoch(), 1u);
+  EXPECT_EQ(again.last_round_id(), 4u);
+  EXPECT_EQ(again.next_round_id(), 1u);
+  const grpc::Status other = rebase("swap-1", 7, "controller card swapped");
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(other.error_message().find("was used for another re-base"), std::string::npos)
+      << other.error_message();
+  const auto [other_exit, other_printed] = admin("rebase T1 7 swap-1 'controller card swapped'");
+  EXPECT_EQ(other_exit, 1) << other_printed;
+
+  // The table plays again from round 1; rounds from before the re-base answer nothing.
+  play(1);
+  play(2);
+  // Round 4 was played before the re-base: in the new epoch it was never opened.
+  EXPECT_EQ(void_round(4).error_code(), grpc::StatusCode::NOT_FOUND);
+  restart();
+  EXPECT_EQ(open(2).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  play(3);
+  pb::RebaseRoundCounterResponse after_restart;
+  ASSERT_TRUE(rebase("swap-1", 1, "controller card swapped", &after_restart).ok());
+  EXPECT_EQ(after_restart.SerializeAsString(), again.SerializeAsString());
+
+  // Journaled once, and in the audit trail.
+  auto db = database_.connect();
+  pqxx::read_transaction tx(*db);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM round_counter_rebases")[0].as<int>(), 1);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM audit_log WHERE action = 'round_counter.rebase' AND "
+                     "detail->>'reason' = 'controller card swapped' AND principal LIKE "
+                     "'supervisor/%'")[0]
+                .as<int>(),
+            1);
+  EXPECT_EQ(
+      tx.exec1("SELECT count(*) FROM rounds WHERE table_id = 'T1' AND round_id = 1")[0].as<int>(),
+      2);
+}
+
+TEST_F(RoundCounterEndToEnd, ARebaseRepairsATableWhoseCounterMovedPastTheJumpLimit) {
+  play(1);
+  // A new controller card starts at 5,000,000: past the jump limit, so refused until re-based.
+  EXPECT_EQ(open(5'000'000).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(rebase("card-2", 5'000'000, "controller card replaced").ok());
+  play(5'000'000);
+  // The payout RPCs wait for supervisor identities (#16).
+  pb::ApprovePayoutRequest approve;
+  approve.set_payout_id(1);
+  pb::ApprovePayoutResponse approved;
+  grpc::ClientContext context;
+  EXPECT_EQ(supervisor_->ApprovePayout(&context, approve, &approved).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
 }
 
 }  // namespace

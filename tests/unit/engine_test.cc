@@ -292,6 +292,7 @@ class Harness {
   const Records& records() const { return last_; }  // Of the last command.
   const Records& created_records() const { return created_records_; }
   TestClock& clock() { return clock_; }
+  RandomSource& random() { return random_; }
 
   Money meter(const std::string& link, std::uint32_t level_number) const {
     return engine_->link(LinkId(link))->meter(level_number);
@@ -2074,6 +2075,97 @@ TEST(EngineHandRecords, ACardDealtTwiceIsNamed) {
             "9s is dealt twice");
   h.settle(settle_request("MS", 1, {cards(2, {"Qs", "Qd"}), cards(4, {"As", "Kd"})}, board,
                           {"Jc", "Th", "3s"}));
+}
+
+// A supervisor's re-base of a table's round counter (controller/round_counter.h): refused while
+// the latest round is OPEN or LOCKED, idempotent by request id, and after it the table plays
+// from the re-based id again, old ids included, in a new counter epoch.
+TEST(EngineRoundCounter, ARebaseLetsARestartedCounterPlayAgain) {
+  Harness h(two_link_config());
+  const auto rebase = [](std::string id, std::string table, std::uint64_t next,
+                         std::string reason = "controller card swapped") {
+    return [=](Engine& engine, Records& out) {
+      return engine.rebase_round_counter({id, TableId(table), RoundId(next), reason},
+                                         "supervisor/S7", out);
+    };
+  };
+  const auto open = [](std::uint64_t round) {
+    return [round](Engine& engine, Records& out) {
+      return engine.open_round({TableId("T"), RoundId(round)}, out);
+    };
+  };
+  const auto void_it = [](VoidRoundRequest request) {
+    return [request](Engine& engine, Records& out) { return engine.void_round(request, out); };
+  };
+  const auto refused = [&](EngineError code, const std::string& what, auto command) {
+    const EngineSnapshot before = h.engine().snapshot();
+    h.expect_refused(code, what, command);
+    EXPECT_TRUE(h.engine().snapshot() == before) << what << ": the refusal changed the state";
+  };
+
+  h.open("T", 7);
+  refused(EngineError::previous_round_open, "re-base while round 7 is OPEN", rebase("r1", "T", 1));
+  h.lock(lock_request("T", 7, {wager(1, "A", 100)}));
+  refused(EngineError::previous_round_open, "re-base while round 7 is LOCKED",
+          rebase("r1", "T", 1));
+  h.void_round(void_request("T", 7));
+  // The controller's counter restarted: round 1 is below the counter.
+  refused(EngineError::round_id_not_increasing, "open round 1 after 7", open(1));
+  refused(EngineError::unknown_table, "re-base of an unknown table", rebase("r1", "NOPE", 1));
+  refused(EngineError::invalid_argument, "re-base without a reason", rebase("r1", "T", 1, ""));
+  refused(EngineError::invalid_argument, "re-base with a reason over 512 bytes",
+          rebase("r1", "T", 1, std::string(513, 'x')));
+  refused(EngineError::invalid_argument, "re-base without a request id", rebase("", "T", 1));
+  refused(EngineError::invalid_argument, "re-base with a 65-byte request id",
+          rebase(std::string(65, 'r'), "T", 1));
+  refused(EngineError::invalid_argument, "re-base to round 0", rebase("r1", "T", 0));
+  refused(EngineError::invalid_argument, "re-base to round 2^63",
+          rebase("r1", "T", std::uint64_t{1} << 63));
+
+  const RoundCounterRebaseRecord first =
+      h.ok("re-base", h.run("re-base", rebase("r1", "T", 1, std::string(512, 'x'))));
+  EXPECT_EQ(first.epoch, 1u);
+  EXPECT_EQ(first.last_round, RoundId(7));
+  EXPECT_EQ(first.next_round, RoundId(1));
+  EXPECT_EQ(first.requested_by, "supervisor/S7");
+  ASSERT_EQ(h.records().rebases.size(), 1u);
+  EXPECT_TRUE(h.records().rebases[0] == first);
+  h.expect_replay(first, "re-base repeat", rebase("r1", "T", 1, std::string(512, 'x')));
+  refused(EngineError::replay_differs, "another re-base with the same request id",
+          rebase("r1", "T", 5, std::string(512, 'x')));
+  // Round 7 of the old epoch answers nothing: in the new epoch it was never opened.
+  refused(EngineError::round_not_found, "void of round 7, before the re-base",
+          void_it(void_request("T", 7)));
+
+  // Round 1 again, in the new epoch: a new round, not the old one.
+  h.open("T", 1);
+  EXPECT_EQ(h.records().rounds.at(0).epoch, 1u);
+  h.lock(lock_request("T", 1, {wager(2, "A", 200)}));
+  h.void_round(void_request("T", 1));
+  h.open("T", 2);
+  refused(EngineError::round_not_found, "void of round 7 after two rounds of the new epoch",
+          void_it(void_request("T", 7)));
+  h.void_round(void_request("T", 2));
+  refused(EngineError::round_id_jump_too_far, "a jump past the limit after the re-base",
+          open(3 + 1'000'000));
+  // The re-base survives a snapshot and restore, request id and all.
+  const EngineSnapshot saved = h.engine().snapshot();
+  ASSERT_EQ(saved.rebases.size(), 1u);
+  EXPECT_EQ(saved.tables.at(0).epoch, 1u);
+  auto restored = Engine::restore(h.engine().config(), shipped(), h.clock(), h.random(), saved);
+  ASSERT_TRUE(restored) << restored.error().front();
+  EXPECT_TRUE((*restored)->snapshot() == saved);
+  Records out;
+  EXPECT_TRUE((*restored)->rebase_round_counter(
+      {"r1", TableId("T"), RoundId(1), std::string(512, 'x')}, "supervisor/S7", out));
+  EXPECT_TRUE(out.empty());
+  // A second re-base moves the counter forward past the jump limit, e.g. a card installed with
+  // a high counter.
+  const RoundCounterRebaseRecord second =
+      h.ok("second re-base", h.run("second re-base", rebase("r2", "T", 50'000'000, "new card")));
+  EXPECT_EQ(second.epoch, 2u);
+  EXPECT_EQ(second.last_round, RoundId(2));
+  h.open("T", 50'000'000);
 }
 
 }  // namespace

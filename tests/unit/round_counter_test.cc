@@ -64,6 +64,27 @@ TEST(RoundCounter, OpenRoundRuleForEveryStateOfTheCounter) {
     EXPECT_EQ(open_round_rule(row.counter, row.id), row.expected) << row.what;
 }
 
+TEST(RoundCounter, ARebaseWaitsForTheLatestRoundToFinish) {
+  using P = RoundPhase;
+  const std::vector<std::pair<RoundCounter, bool>> rows = {
+      {{0, std::nullopt}, true}, {{10, P::open}, false},  {{10, P::locked}, false},
+      {{10, P::settled}, true},  {{10, P::voided}, true}, {{499, std::nullopt}, true},
+  };
+  for (const auto& [counter, allowed] : rows) {
+    EXPECT_EQ(rebase_allowed(counter), allowed) << counter.base;
+  }
+  // After a re-base to next id n, round n opens, n - 1 does not, and the jump counts from n - 1.
+  for (const std::uint64_t next : {std::uint64_t{1}, std::uint64_t{500}, kTop}) {
+    const RoundCounter counter = rebased_counter(next);
+    EXPECT_EQ(counter.base, next - 1);
+    EXPECT_FALSE(counter.latest_phase);
+    EXPECT_EQ(open_round_rule(counter, next), OpenRoundRule::open_new) << next;
+    if (next > 1) {
+      EXPECT_EQ(open_round_rule(counter, next - 1), OpenRoundRule::not_increasing);
+    }
+  }
+}
+
 TEST(RoundCounter, CommandRoundRuleNamesTheLatestTwoRoundsOnly) {
   using C = CommandRoundRule;
   struct Row {
