@@ -673,6 +673,9 @@ class SupervisorServiceImpl final : public pb::SupervisorService::Service {
   Status RebaseRoundCounter(ServerContext* context, const pb::RebaseRoundCounterRequest* request,
                             pb::RebaseRoundCounterResponse* response) override {
     if (gate_.config() == nullptr) return starting();
+    if (auto problem = request_problem(*request)) {
+      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    }
     const RebaseRoundCounterRequest command{request->request_id(), TableId(request->table_id()),
                                             RoundId(request->next_round_id()), request->reason()};
     // The audit trail names a principal by role (audit_log's check); until mTLS names the
