@@ -343,6 +343,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     services.push_back(make_table_service(
         *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
     services.push_back(make_admin_service(*host, durability.get(), gate));
+    services.push_back(make_supervisor_service(*host, gate));
   }
   for (const auto& service : services) builder.RegisterService(service.get());
   int grpc_port = 0;

@@ -10,6 +10,7 @@
 #include "controller/engine_codec.h"
 #include "controller/request_canonical.h"
 #include "controller/request_limits.h"
+#include "controller/round_counter.h"
 #include "meters/adjustment.h"
 #include "meters/invariant.h"
 
@@ -291,11 +292,23 @@ struct Engine::TableState {
   std::vector<const Paytable*> paytables;  // Of `links`, in their order: for keyed hands.
   std::optional<RoundState> current;       // The table's latest round, in any phase.
   std::optional<RoundState> previous;      // The one before, kept for replays.
+  // The counter epoch: how many times a supervisor re-based the table's counter. Only rounds of
+  // this epoch answer commands; after a re-base, until a round opens, the counter is
+  // `rebased_base` (the re-base's next round id - 1).
+  std::uint64_t epoch = 0;
+  std::uint64_t rebased_base = 0;
 
-  RoundState* round(RoundId id) {
-    if (current && current->id == id) return &*current;
-    if (previous && previous->id == id) return &*previous;
-    return nullptr;
+  // The table's latest round and the one before it, when they belong to the current epoch.
+  const RoundState* latest() const {
+    return current && current->epoch == epoch ? &*current : nullptr;
+  }
+  const RoundState* before_latest() const {
+    return previous && previous->epoch == epoch ? &*previous : nullptr;
+  }
+  // The counter as the round-id rules see it (controller/round_counter.h).
+  RoundCounter counter() const {
+    if (const RoundState* round = latest()) return {round->id.value(), round->phase};
+    return {rebased_base, std::nullopt};
   }
 };
 
@@ -406,6 +419,13 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
     }
     table.current = saved.current;
     table.previous = saved.previous;
+    table.epoch = saved.epoch;
+    table.rebased_base = saved.rebased_base;
+  }
+  for (const RoundCounterRebaseRecord& rebase : snapshot.rebases) {
+    if (!engine->rebases_.emplace(rebase.request_id, rebase).second) {
+      return refuse("re-base request id '" + rebase.request_id + "' twice");
+    }
   }
   for (const PendingPayout& pending : snapshot.pending) {
     const Payout& payout = pending.payout;
@@ -448,12 +468,14 @@ EngineSnapshot Engine::snapshot() const {
   }
   for (const TableSettings& settings : config_.tables) {
     const TableState& table = *tables_.at(settings.id.value());
-    snapshot.tables.push_back({settings.id, table.current, table.previous});
+    snapshot.tables.push_back(
+        {settings.id, table.current, table.previous, table.epoch, table.rebased_base});
   }
   for (const auto& [id, payout] : payouts_) {
     snapshot.pending.push_back({payout, award_transfers_.at(id)});
   }
   for (const auto& [id, adjustment] : adjustments_) snapshot.adjustments.push_back(adjustment);
+  for (const auto& [id, rebase] : rebases_) snapshot.rebases.push_back(rebase);
   snapshot.last_round_key = last_round_key_;
   snapshot.last_payout_id = last_payout_id_;
   snapshot.last_draw_id = last_draw_id_;
@@ -476,6 +498,10 @@ EngineFailure no_table(const TableId& id) {
   return failure(EngineError::unknown_table, "no table " + quote_prefix(id.value()));
 }
 
+EngineFailure round_id_out_of_range(const TableId& table, RoundId round) {
+  return invalid(round_name(table, round) + ": round ids are 1.." + std::to_string(kMaxRoundId));
+}
+
 }  // namespace
 
 Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id) {
@@ -491,11 +517,36 @@ Result<std::pair<Engine::TableState*, Engine::RoundState*>, EngineFailure> Engin
   const auto it = tables_.find(table_id.value());
   if (it == tables_.end()) return no_table(table_id);
   TableState* table = it->second.get();
-  RoundState* round = table->round(round_id);
-  if (round == nullptr) {
-    return failure(EngineError::round_not_found, round_name(table_id, round_id) + " is not open");
+  if (!round_id_in_range(round_id.value())) return round_id_out_of_range(table_id, round_id);
+  const RoundCounter counter = table->counter();
+  const RoundState* latest = table->latest();
+  const RoundState* before = table->before_latest();
+  switch (command_round_rule(
+      counter.base, latest ? std::optional(latest->id.value()) : std::nullopt,
+      before ? std::optional(before->id.value()) : std::nullopt, round_id.value())) {
+    case CommandRoundRule::latest:
+      return std::pair{table, &*table->current};
+    case CommandRoundRule::previous:
+      return std::pair{table, &*table->previous};
+    case CommandRoundRule::superseded:
+      return failure(EngineError::round_superseded,
+                     round_name(table_id, round_id) +
+                         " is two or more rounds behind the table's latest round " +
+                         std::to_string(counter.base) +
+                         " (or before its counter's re-base): only the latest two answer "
+                         "commands");
+    case CommandRoundRule::never_opened:
+      break;
   }
-  return std::pair{table, round};
+  std::string latest_text = "the table has played no round";
+  if (latest != nullptr) {
+    latest_text = "the table's latest round is " + std::to_string(counter.base);
+  } else if (table->epoch > 0) {
+    latest_text =
+        "no round since its round counter was re-based to " + std::to_string(counter.base + 1);
+  }
+  return failure(EngineError::round_not_found,
+                 round_name(table_id, round_id) + " was never opened (" + latest_text + ")");
 }
 
 std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
@@ -748,24 +799,37 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
   auto table_result = find_table(request.table);
   if (!table_result) return table_result.error();
   TableState& table = **table_result;
-  // The journal stores round ids as PostgreSQL bigint: a larger id could never be committed.
-  if (request.round.value() >
-      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    return invalid(round_name(request.table, request.round) + ": round ids must be at most " +
-                   std::to_string(std::numeric_limits<std::int64_t>::max()));
+  if (!round_id_in_range(request.round.value())) {
+    return round_id_out_of_range(request.table, request.round);
   }
-  if (RoundState* existing = table.round(request.round)) {
-    if (existing->opened) return first_answer<OpenRoundAnswer>(*existing->opened);  // A replay.
-  }
-  if (table.current && request.round <= table.current->id) {
-    return failure(EngineError::round_id_not_increasing,
-                   round_name(request.table, request.round) + ": round ids must increase (last " +
-                       std::to_string(table.current->id.value()) + ")");
-  }
-  if (table.current &&
-      (table.current->phase == RoundPhase::open || table.current->phase == RoundPhase::locked)) {
-    return failure(EngineError::previous_round_open, round_name(request.table, table.current->id) +
-                                                         " is still open: settle or void it first");
+  const RoundCounter counter = table.counter();
+  const std::string base = std::to_string(counter.base);
+  switch (open_round_rule(counter, request.round.value())) {
+    case OpenRoundRule::open_new:
+      break;
+    case OpenRoundRule::replay:
+      return first_answer<OpenRoundAnswer>(*table.latest()->opened);
+    case OpenRoundRule::not_latest_open:
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) + " was opened before and is now " +
+                         std::string(round_phase_name(table.current->phase)) +
+                         ": an OpenRound repeat is answered only while its round is the table's "
+                         "latest and OPEN (a controller whose counter restarted needs a "
+                         "supervisor's RebaseRoundCounter)");
+    case OpenRoundRule::not_increasing:
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) + ": round ids must increase (last " +
+                         base + ")");
+    case OpenRoundRule::previous_open:
+      return failure(
+          EngineError::previous_round_open,
+          round_name(request.table, table.current->id) + " is still open: settle or void it first");
+    case OpenRoundRule::jump_too_far:
+      return failure(EngineError::round_id_jump_too_far,
+                     round_name(request.table, request.round) + " is more than " +
+                         std::to_string(kMaxRoundIdJump) + " above the table's counter (" + base +
+                         "); a supervisor re-bases a counter that really moved that far "
+                         "(RebaseRoundCounter)");
   }
   for (const auto& played : table.links) {
     if (played.link->status == LinkStatus::closed) {
@@ -780,6 +844,7 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
 
   RoundState round;
   round.id = request.round;
+  round.epoch = table.epoch;
   round.key = ++last_round_key_;
   // The round before the previous one leaves memory below (when there is a current round to
   // become the previous one): the new round takes over its vectors' storage, emptied.
@@ -873,7 +938,14 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
                                   static_cast<std::uint32_t>(row), option});
     }
   }
-  out.rounds.emplace_back(round.key, request.table, request.round, RoundPhase::open, now);
+  out.rounds.push_back({round.key,
+                        request.table,
+                        request.round,
+                        RoundPhase::open,
+                        now,
+                        {},
+                        RoundPhase::open,
+                        table.epoch});
   if (table.current) table.previous = std::move(table.current);
   table.current = std::move(round);
   return answer;
@@ -1051,6 +1123,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                       award.id,
                       now,
                       {}};
+        payout.epoch = round->epoch;
         if (hit.amount < link.settings.approval_threshold) {
           std::vector<Transfer> paid_now;
           const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
@@ -1482,6 +1555,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
         award.payout, request.table, request.round, award.seat, link.settings.meters.id, award.kind,
         award.level, award.hand, award.amount, PayoutState::pending, 1, std::vector<std::string>(),
         std::string(), award.award.id, now);
+    payout.epoch = round->epoch;
     if (award.amount < link.settings.approval_threshold) {
       auto paid =
           link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
@@ -1649,6 +1723,64 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   out.rounds.push_back({round->key, request.table, request.round, RoundPhase::voided, now,
                         request.reason, voided_from});
   return answer;
+}
+
+// ---- RebaseRoundCounter ---------------------------------------------------------------------
+
+Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
+    const RebaseRoundCounterRequest& request, const std::string& requested_by, Records& out) {
+  // Checked in this order; the first failure answers and nothing changes.
+  const std::string& id = request.request_id;
+  if (id.empty()) return invalid("a re-base needs a request id");
+  if (id.size() > kMaxIdBytes || has_nul(id)) {
+    return invalid("request id " + quote_prefix(id) + ": at most " + std::to_string(kMaxIdBytes) +
+                   " bytes, no NUL characters");
+  }
+  if (const auto it = rebases_.find(id); it != rebases_.end()) {
+    const RoundCounterRebaseRecord& first = it->second;
+    if (first.table == request.table && first.next_round == request.next_round &&
+        first.reason == request.reason) {
+      return first;  // A replay: the first answer.
+    }
+    return failure(EngineError::replay_differs,
+                   "request id " + quote_prefix(id) + " was used for another re-base (table " +
+                       quote_prefix(first.table.value()) + ", next round " +
+                       std::to_string(first.next_round.value()) + ")");
+  }
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  if (request.reason.empty()) return invalid("a re-base needs a reason");
+  if (request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
+    return invalid("a re-base reason is at most " + std::to_string(kMaxReasonBytes) +
+                   " bytes, with no NUL characters (got " + std::to_string(request.reason.size()) +
+                   " bytes)");
+  }
+  if (!round_id_in_range(request.next_round.value())) {
+    return invalid("next round id " + std::to_string(request.next_round.value()) +
+                   ": round ids are 1.." + std::to_string(kMaxRoundId));
+  }
+  JACKPOT_INVARIANT(!requested_by.empty() && !has_nul(requested_by),
+                    "a re-base names who asked for it");
+  if (!rebase_allowed(table.counter())) {
+    return failure(EngineError::previous_round_open,
+                   round_name(request.table, table.current->id) + " is " +
+                       std::string(round_phase_name(table.current->phase)) +
+                       ": settle or void it before re-basing the table's round counter");
+  }
+  RoundCounterRebaseRecord rebase{id,
+                                  request.table,
+                                  table.epoch + 1,
+                                  table.current ? table.current->id : RoundId(0),
+                                  request.next_round,
+                                  request.reason,
+                                  requested_by,
+                                  clock_.now_us()};
+  table.epoch = rebase.epoch;
+  table.rebased_base = rebased_counter(request.next_round.value()).base;
+  rebases_.emplace(id, rebase);
+  out.rebases.push_back(rebase);
+  return rebase;
 }
 
 // ---- Payouts --------------------------------------------------------------------------------

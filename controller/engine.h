@@ -63,6 +63,14 @@ class Engine {
   Result<Payout, EngineFailure> reject_payout(PayoutId payout, const std::string& supervisor,
                                               const std::string& reason, Records& out);
 
+  // A supervisor re-bases a table's round counter after a controller card swap: the table's
+  // rounds from now on belong to a new counter epoch and its next round id is
+  // `request.next_round` (controller/round_counter.h). Refused while the table's latest round
+  // is OPEN or LOCKED; a repeat of a request id answers its first answer, another request with
+  // the same id is refused. The answer is the re-base as journaled.
+  Result<RoundCounterRebaseRecord, EngineFailure> rebase_round_counter(
+      const RebaseRoundCounterRequest& request, const std::string& requested_by, Records& out);
+
   // An operator opens or closes a link; who asked and why go on the record.
   Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status,
                                                     const std::string& changed_by,
@@ -140,6 +148,8 @@ class Engine {
   // Every meter adjustment applied, by request id, for replays. Adjustments are an operator's
   // rare corrections: all of them are kept (about 200 bytes each).
   std::map<std::string, MeterAdjustmentRecord, std::less<>> adjustments_;
+  std::map<std::uint64_t, Transfer> award_transfers_;        // By payout id: what paying it moves.
+  std::map<std::string, RoundCounterRebaseRecord> rebases_;  // Every re-base, by request id.
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;

@@ -51,6 +51,7 @@ struct RoundSnapshot {
   RoundId id;
   std::uint64_t key = 0;
   RoundPhase phase = RoundPhase::open;
+  std::uint64_t epoch = 0;  // The table's counter epoch when it opened (RoundRecord::epoch).
   // Per link of the table, in configuration order.
   std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> dynamic;  // (row, option)
   std::vector<std::vector<SeatWager>> wagers;                               // Ascending seats.
@@ -75,6 +76,10 @@ struct TableSnapshot {
   TableId id;
   std::optional<RoundSnapshot> current;   // The table's latest round.
   std::optional<RoundSnapshot> previous;  // The one before, kept for replays.
+  // The counter epoch (re-bases so far) and, after a re-base, its next round id - 1: the
+  // counter until a round opens in the epoch (controller/round_counter.h).
+  std::uint64_t epoch = 0;
+  std::uint64_t rebased_base = 0;
   friend bool operator==(const TableSnapshot&, const TableSnapshot&) = default;
 };
 
@@ -90,6 +95,8 @@ struct EngineSnapshot {
   std::vector<PendingPayout> pending;  // By payout id.
   // Every meter adjustment applied, by request id: what their replays answer.
   std::vector<MeterAdjustmentRecord> adjustments;
+  // Every re-base of a table's round counter, by request id: a repeat answers from them.
+  std::vector<RoundCounterRebaseRecord> rebases;
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

@@ -22,8 +22,10 @@ enum class EngineError : std::uint8_t {
   unknown_table,            // NOT_FOUND
   unknown_link,             // NOT_FOUND; also a level the link does not have.
   unknown_payout,           // NOT_FOUND
-  round_not_found,          // NOT_FOUND: not the table's current round, nor a replay.
+  round_not_found,          // NOT_FOUND: above every round the table opened.
   round_id_not_increasing,  // FAILED_PRECONDITION: a round id at or below the last one.
+  round_superseded,         // FAILED_PRECONDITION: two or more rounds behind the table's latest.
+  round_id_jump_too_far,    // FAILED_PRECONDITION: above the counter by more than kMaxRoundIdJump.
   previous_round_open,      // FAILED_PRECONDITION: settle or void it first.
   wrong_round_state,        // FAILED_PRECONDITION: e.g. settling a round that is not LOCKED.
   link_closed,              // FAILED_PRECONDITION: an operator closed a link of the table.
@@ -96,6 +98,16 @@ struct AdjustMeterRequest {
   Money amount;  // Signed: positive raises the meter, negative lowers it.
   std::string reason;
   friend bool operator==(const AdjustMeterRequest&, const AdjustMeterRequest&) = default;
+};
+
+// A supervisor re-bases a table's round counter (SupervisorService.RebaseRoundCounter).
+struct RebaseRoundCounterRequest {
+  std::string request_id;  // The caller's idempotency key.
+  TableId table;
+  RoundId next_round;  // The first round id the table may open after the re-base.
+  std::string reason;
+  friend bool operator==(const RebaseRoundCounterRequest&,
+                         const RebaseRoundCounterRequest&) = default;
 };
 
 // ---- Answers -----------------------------------------------------------------------------

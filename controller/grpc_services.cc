@@ -14,6 +14,7 @@
 #include "controller/request_limits.h"
 #include "controller/stream_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "meters/invariant.h"
 
@@ -34,6 +35,8 @@ StatusCode status_code(EngineError error) {
     case EngineError::round_not_found:
       return StatusCode::NOT_FOUND;
     case EngineError::round_id_not_increasing:
+    case EngineError::round_superseded:
+    case EngineError::round_id_jump_too_far:
     case EngineError::previous_round_open:
     case EngineError::wrong_round_state:
     case EngineError::link_closed:
@@ -853,6 +856,42 @@ class AdminServiceImpl final : public AdminServiceBase {
   const StartGate& gate_;
 };
 
+// Only RebaseRoundCounter for now: the payout RPCs answer UNIMPLEMENTED (the generated base's
+// default) until the identity issue (#16) brings supervisor principals.
+class SupervisorServiceImpl final : public pb::SupervisorService::Service {
+ public:
+  SupervisorServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
+
+  Status RebaseRoundCounter(ServerContext* context, const pb::RebaseRoundCounterRequest* request,
+                            pb::RebaseRoundCounterResponse* response) override {
+    if (gate_.config() == nullptr) return starting();
+    if (auto problem = request_problem(*request)) {
+      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    }
+    const RebaseRoundCounterRequest command{request->request_id(), TableId(request->table_id()),
+                                            RoundId(request->next_round_id()), request->reason()};
+    // The audit trail names a principal by role (audit_log's check); until mTLS names the
+    // caller (#16), the supervisor is the unauthenticated peer.
+    std::string principal = caller(*context);
+    if (principal.rfind("supervisor/", 0) != 0) principal = "supervisor/" + principal;
+    const auto rebased = host_.run([&](Engine& engine, Records& records) {
+      return engine.rebase_round_counter(command, principal, records);
+    });
+    if (!rebased) return to_status(rebased.error());
+    response->set_table_id(rebased->table.value());
+    response->set_epoch(rebased->epoch);
+    response->set_last_round_id(rebased->last_round.value());
+    response->set_next_round_id(rebased->next_round.value());
+    response->set_requested_by(rebased->requested_by);
+    set_time(rebased->time_us, *response->mutable_rebased_time());
+    return Status::OK;
+  }
+
+ private:
+  EngineHost& host_;
+  const StartGate& gate_;
+};
+
 }  // namespace
 
 void StartGate::open(ConfigInForce config) {
@@ -869,6 +908,10 @@ std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartG
 std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,
                                                   const StartGate& gate) {
   return std::make_unique<AdminServiceImpl>(host, reports, gate);
+}
+
+std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate) {
+  return std::make_unique<SupervisorServiceImpl>(host, gate);
 }
 
 }  // namespace jackpot

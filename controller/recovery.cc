@@ -4,6 +4,7 @@
 #include <map>
 
 #include "controller/engine_codec.h"
+#include "controller/round_counter.h"
 #include "meters/link.h"
 #include "meters/sha256.h"
 
@@ -90,6 +91,7 @@ std::optional<RoundSnapshot> round_snapshot(const storage::StoredRound& stored,
   round.id = stored.round;
   round.key = stored.round_key;
   round.phase = stored.phase;
+  round.epoch = stored.epoch;
   round.dynamic.resize(links);
   round.wagers.resize(links);
   round.contributions.resize(links);
@@ -232,7 +234,8 @@ std::vector<std::string> live_rounds_changed(const storage::StoredState& state,
 }
 
 bool is_empty(const storage::StoredState& state) {
-  return state.links.empty() && state.rounds.empty() && state.pending.empty();
+  return state.links.empty() && state.rounds.empty() && state.pending.empty() &&
+         state.rebases.empty();
 }
 
 Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::StoredState& state,
@@ -246,6 +249,12 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
   }
   for (const TableSettings& table : config.tables) {
     TableSnapshot saved{table.id, std::nullopt, std::nullopt};
+    // The table's latest re-base (they come by table and epoch) sets its counter's epoch.
+    for (const RoundCounterRebaseRecord& rebase : state.rebases) {
+      if (rebase.table != table.id) continue;
+      saved.epoch = rebase.epoch;
+      saved.rebased_base = rebased_counter(rebase.next_round.value()).base;
+    }
     for (const storage::StoredRound& stored : state.rounds) {
       if (stored.table != table.id) continue;
       auto round = round_snapshot(stored, table, config, problems);
@@ -271,6 +280,9 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
     snapshot.pending.push_back({pending.payout, pending.award});
   }
   snapshot.adjustments = state.adjustments;
+  snapshot.rebases = state.rebases;  // By request id, as Engine::snapshot() lists them.
+  std::sort(snapshot.rebases.begin(), snapshot.rebases.end(),
+            [](const auto& a, const auto& b) { return a.request_id < b.request_id; });
   snapshot.last_round_key = state.last_round_key;
   snapshot.last_payout_id = state.last_payout_id;
   snapshot.last_draw_id = state.last_draw_id;

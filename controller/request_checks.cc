@@ -18,7 +18,7 @@ using google::protobuf::Reflection;
 
 // Every string field of every request message, with its limit. A new string field in a request
 // belongs here (tests/unit/request_checks_test.cc says so) and in docs/limits.md.
-constexpr std::array<std::pair<std::string_view, std::size_t>, 23> kStringFieldLimits{{
+constexpr std::array<std::pair<std::string_view, std::size_t>, 26> kStringFieldLimits{{
     // TableService
     {"jackpot.v1.OpenRoundRequest.table_id", kMaxIdBytes},
     {"jackpot.v1.LockWagersRequest.table_id", kMaxIdBytes},
@@ -39,7 +39,11 @@ constexpr std::array<std::pair<std::string_view, std::size_t>, 23> kStringFieldL
     {"jackpot.v1.AdjustMeterRequest.reason", kMaxReasonBytes},
     {"jackpot.v1.AdjustMeterRequest.request_id", kMaxIdBytes},
     {"jackpot.v1.ReconciliationReportRequest.link_ids", kMaxIdBytes},
-    // SupervisorService and SignService (in the API, not served yet)
+    // SupervisorService
+    {"jackpot.v1.RebaseRoundCounterRequest.request_id", kMaxIdBytes},
+    {"jackpot.v1.RebaseRoundCounterRequest.table_id", kMaxIdBytes},
+    {"jackpot.v1.RebaseRoundCounterRequest.reason", kMaxReasonBytes},
+    // SupervisorService's payout RPCs and SignService (in the API, not served yet)
     {"jackpot.v1.RejectPayoutRequest.reason", kMaxReasonBytes},
     {"jackpot.v1.WatchPendingPayoutsRequest.link_ids", kMaxIdBytes},
     {"jackpot.v1.WatchMetersRequest.sign_id", kMaxIdBytes},

@@ -33,12 +33,14 @@ void Records::clear() {
   link_statuses.clear();
   balance_snapshots.clear();
   adjustments.clear();
+  rebases.clear();
 }
 
 bool Records::empty() const {
   return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
          payouts.empty() && answers.empty() && dynamic_pays.empty() && hits.empty() &&
-         link_statuses.empty() && balance_snapshots.empty() && adjustments.empty();
+         link_statuses.empty() && balance_snapshots.empty() && adjustments.empty() &&
+         rebases.empty();
 }
 
 std::string_view to_string(RoundPhase phase) {

@@ -44,6 +44,7 @@ struct Payout {
   TransferId award_transfer;  // The award or tray pay it pays.
   std::int64_t created_us = 0;
   std::string rejected_by;  // The supervisor who rejected it (rejected_reason says why).
+  std::uint64_t epoch = 0;  // The table's round-counter epoch of its round (RoundRecord::epoch).
   friend bool operator==(const Payout&, const Payout&) = default;
 };
 
@@ -61,6 +62,9 @@ struct RoundRecord {
   // For a void: the phase the round left (open or locked), for metrics; the journal has it as
   // the round's previous event.
   RoundPhase voided_from = RoundPhase::open;
+  // The table's round-counter epoch: how many times a supervisor had re-based the table's
+  // counter when the round opened. Rounds are unique by table, epoch and round id.
+  std::uint64_t epoch = 0;
 };
 
 // Records name their link with a Name (meters/name.h): links are configuration, and a Name
@@ -241,6 +245,22 @@ struct BalanceSnapshotRecord {
   SnapshotReason reason = SnapshotReason::request;
 };
 
+// A supervisor re-based a table's round counter (after a controller card swap): from now on the
+// table's rounds belong to counter epoch `epoch`, and its next round id is `next_round` or
+// above. Keyed by the caller's request id, so a repeat answers the same.
+struct RoundCounterRebaseRecord {
+  std::string request_id;
+  TableId table;
+  std::uint64_t epoch = 0;  // 1 for the table's first re-base, then 2, ...
+  RoundId last_round;       // The table's latest round id before the re-base; 0 when none.
+  RoundId next_round;
+  std::string reason;
+  std::string requested_by;  // The supervisor's principal, "supervisor/<id>".
+  std::int64_t time_us = 0;
+  friend bool operator==(const RoundCounterRebaseRecord&,
+                         const RoundCounterRebaseRecord&) = default;
+};
+
 // Names as the database and the logs use them: "open", "must_hit_by", "hidden_trigger", ...
 std::string_view to_string(RoundPhase phase);
 std::string_view to_string(AwardKind kind);
@@ -262,6 +282,7 @@ struct Records {
   std::vector<LinkStatusRecord> link_statuses;
   std::vector<BalanceSnapshotRecord> balance_snapshots;
   std::vector<MeterAdjustmentRecord> adjustments;
+  std::vector<RoundCounterRebaseRecord> rebases;
 
   void clear();
   bool empty() const;

@@ -363,8 +363,9 @@ class BatchRows::Table {
 
 BatchRows::BatchRows(Format format) : format_(format) {
   // Parents before children: every reference (foreign key or statement check) is satisfied.
-  rounds_ =
-      add_table("rounds", {{"round_key", "bigint"}, {"table_id", "text"}, {"round_id", "bigint"}});
+  rounds_ = add_table(
+      "rounds",
+      {{"round_key", "bigint"}, {"table_id", "text"}, {"round_id", "bigint"}, {"epoch", "bigint"}});
   round_events_ = add_table("round_events", {{"round_key", "bigint"},
                                              {"phase", "text"},
                                              {"at", "timestamptz"},
@@ -417,7 +418,8 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                    {"amount_micros", "bigint"},
                                    {"approvals_required", "integer"},
                                    {"award_transfer_id", "bigint"},
-                                   {"created_at", "timestamptz"}});
+                                   {"created_at", "timestamptz"},
+                                   {"epoch", "bigint"}});
   payout_events_ = add_table("payout_events", {{"payout_id", "bigint"},
                                                {"seq", "integer"},
                                                {"state", "text"},
@@ -464,6 +466,15 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                                  {"meter_after_micros", "bigint"},
                                                  {"reserve_after_micros", "bigint"},
                                                  {"at", "timestamptz"}});
+  // Its trigger adds the re-base to the audit trail (migration 0018).
+  rebases_ = add_table("round_counter_rebases", {{"request_id", "text"},
+                                                 {"table_id", "text"},
+                                                 {"epoch", "bigint"},
+                                                 {"last_round_id", "bigint"},
+                                                 {"next_round_id", "bigint"},
+                                                 {"reason", "text"},
+                                                 {"requested_by", "text"},
+                                                 {"at", "timestamptz"}});
 }
 
 BatchRows::~BatchRows() = default;
@@ -491,7 +502,8 @@ void BatchRows::add(const Records& records) {
     if (first == nullptr) throw std::logic_error("a round event without its command's answer");
     ++answered;
     if (round.phase == RoundPhase::open) {
-      rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()));
+      rounds_->add(key, round.table.value(), static_cast<std::int64_t>(round.round.value()),
+                   static_cast<std::int64_t>(round.epoch));
     }
     round_events_->add(key, std::string(to_string(round.phase)), Timestamp{round.time_us},
                        round.reason, bytea(first->encoded.request()),
@@ -551,6 +563,12 @@ void BatchRows::add(const Records& records) {
     statuses_->add(status.link.value(), std::string(to_string(status.status)),
                    Timestamp{status.time_us}, status.changed_by, status.reason);
   }
+  for (const RoundCounterRebaseRecord& rebase : records.rebases) {
+    rebases_->add(rebase.request_id, rebase.table.value(), static_cast<std::int64_t>(rebase.epoch),
+                  static_cast<std::int64_t>(rebase.last_round.value()),
+                  static_cast<std::int64_t>(rebase.next_round.value()), rebase.reason,
+                  rebase.requested_by, Timestamp{rebase.time_us});
+  }
   for (const BalanceSnapshotRecord& snapshot : records.balance_snapshots) {
     const std::string reason(to_string(snapshot.reason));
     for (const auto& [account, balance] : snapshot.balances) {
@@ -579,13 +597,14 @@ void BatchRows::add_payouts(const Records& records) {
   for (const Payout& payout : records.payouts) {
     const auto approvals = static_cast<std::int64_t>(payout.approved_by.size());
     if (approvals == 0 && payout.state != PayoutState::rejected) {
-      payouts_->add(
-          static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
-          static_cast<std::int64_t>(payout.round.value()), static_cast<std::int64_t>(payout.seat),
-          payout.link.value(), std::string(to_string(payout.kind)),
-          static_cast<std::int64_t>(payout.level), payout.hand, payout.amount.micros(),
-          static_cast<std::int64_t>(payout.approvals_required),
-          static_cast<std::int64_t>(payout.award_transfer.value()), Timestamp{payout.created_us});
+      payouts_->add(static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
+                    static_cast<std::int64_t>(payout.round.value()),
+                    static_cast<std::int64_t>(payout.seat), payout.link.value(),
+                    std::string(to_string(payout.kind)), static_cast<std::int64_t>(payout.level),
+                    payout.hand, payout.amount.micros(),
+                    static_cast<std::int64_t>(payout.approvals_required),
+                    static_cast<std::int64_t>(payout.award_transfer.value()),
+                    Timestamp{payout.created_us}, static_cast<std::int64_t>(payout.epoch));
     }
     std::string state = "pending";
     std::int64_t seq = 1 + approvals;

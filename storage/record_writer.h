@@ -88,6 +88,7 @@ class BatchRows {
   Table* statuses_ = nullptr;
   Table* snapshots_ = nullptr;
   Table* adjustments_ = nullptr;
+  Table* rebases_ = nullptr;
   std::size_t commands_ = 0;
 };
 

@@ -182,22 +182,37 @@ void load_rounds(pqxx::transaction_base& tx, StoredState& state) {
       "  SELECT (SELECT r.table_id FROM rounds r WHERE r.table_id > played.table_id "
       "          ORDER BY r.table_id LIMIT 1) "
       "  FROM played WHERE played.table_id IS NOT NULL) "
-      "SELECT r.round_key, r.table_id, r.round_id, "
+      "SELECT r.round_key, r.table_id, r.round_id, r.epoch, "
       "  (SELECT phase FROM round_events e WHERE e.round_key = r.round_key ORDER BY "
       "   array_position(ARRAY['open', 'locked', 'settled', 'voided'], e.phase) DESC LIMIT 1) "
       "FROM played CROSS JOIN LATERAL ("
-      "  SELECT round_key, table_id, round_id FROM rounds WHERE rounds.table_id = played.table_id "
-      "  ORDER BY round_id DESC LIMIT 2) r "
-      "ORDER BY r.table_id, r.round_id");
+      "  SELECT round_key, table_id, round_id, epoch FROM rounds "
+      "  WHERE rounds.table_id = played.table_id ORDER BY epoch DESC, round_id DESC LIMIT 2) r "
+      "ORDER BY r.table_id, r.epoch, r.round_id");
   for (const auto& row : rows) {
     StoredRound round;
     round.round_key = u64(row[0]);
     round.table = TableId(row[1].as<std::string>());
     round.round = RoundId(u64(row[2]));
-    round.phase = named(row[3].as<std::string>(), RoundPhase::voided,
+    round.epoch = u64(row[3]);
+    round.phase = named(row[4].as<std::string>(), RoundPhase::voided,
                         [](RoundPhase v) { return to_string(v); });
     load_round_details(tx, round);
     state.rounds.push_back(std::move(round));
+  }
+}
+
+// Re-bases are rare supervisor actions: every one is read (a repeat of its request id answers
+// it).
+void load_rebases(pqxx::transaction_base& tx, StoredState& state) {
+  for (const auto& row :
+       tx.exec("SELECT request_id, table_id, epoch, last_round_id, next_round_id, reason, "
+               "requested_by, (extract(epoch FROM at) * 1000000)::bigint "
+               "FROM round_counter_rebases ORDER BY table_id, epoch")) {
+    state.rebases.push_back({row[0].as<std::string>(), TableId(row[1].as<std::string>()),
+                             u64(row[2]), RoundId(u64(row[3])), RoundId(u64(row[4])),
+                             row[5].as<std::string>(), row[6].as<std::string>(),
+                             row[7].as<std::int64_t>()});
   }
 }
 
@@ -205,7 +220,7 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
   const auto rows = tx.exec(
       std::string("SELECT p.payout_id, p.table_id, p.round_id, p.seat, p.link_id, p.kind, "
                   "p.level, p.hand, p.amount_micros, p.approvals_required, "
-                  "(extract(epoch FROM p.created_at) * 1000000)::bigint") +
+                  "(extract(epoch FROM p.created_at) * 1000000)::bigint, p.epoch") +
       ", t.transfer_id, t.debit_kind::text, t.debit_level, t.credit_kind::text, "
       "t.credit_level, t.amount_micros, t.kind::text, t.round_key, t.payout_id, t.corrects" +
       // A payout paid at once is recorded paid from its first event; only one that waits for a
@@ -229,7 +244,8 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
     payout.amount = Money::from_micros(row[8].as<std::int64_t>());
     payout.approvals_required = u32(row[9]);
     payout.created_us = row[10].as<std::int64_t>();
-    const Transfer award = transfer_of(row, 11);
+    payout.epoch = u64(row[11]);
+    const Transfer award = transfer_of(row, 12);
     payout.award_transfer = award.id;
     for (const auto& event :
          tx.exec("SELECT supervisor FROM payout_events WHERE state = 'approved' AND payout_id = " +
@@ -378,6 +394,7 @@ StoredState load_state(pqxx::connection& connection) {
   load_rounds(tx, state);
   load_pending_payouts(tx, state);
   load_adjustments(tx, state);
+  load_rebases(tx, state);
   const auto counters = tx.exec1(
       "SELECT (SELECT coalesce(max(round_key), 0) FROM rounds), "
       "(SELECT coalesce(max(payout_id), 0) FROM payouts), "

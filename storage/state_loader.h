@@ -28,6 +28,7 @@ struct StoredRound {
   RoundId round;
   std::uint64_t round_key = 0;
   RoundPhase phase = RoundPhase::open;
+  std::uint64_t epoch = 0;  // The table's round-counter epoch (RoundRecord::epoch).
   std::vector<AnswerRecord> answers;
   std::vector<DynamicPayRecord> dynamic_pays;
   std::vector<WagerRecord> wagers;
@@ -46,9 +47,11 @@ struct StoredPayout {
 
 struct StoredState {
   std::vector<StoredLink> links;
-  std::vector<StoredRound> rounds;  // The latest two rounds of every table, oldest first.
+  // The latest two rounds of every table (by counter epoch, then round id), oldest first.
+  std::vector<StoredRound> rounds;
   std::vector<StoredPayout> pending;
   std::vector<MeterAdjustmentRecord> adjustments;  // Every one applied, by request id.
+  std::vector<RoundCounterRebaseRecord> rebases;   // Every re-base, by table and epoch.
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

@@ -1,4 +1,5 @@
-// jackpotd-admin: the operator's command line for a running jackpotd (AdminService).
+// jackpotd-admin: the operator's command line for a running jackpotd (AdminService, and
+// SupervisorService for a re-base).
 //
 //   jackpotd-admin [--target HOST:PORT] meters [LINK...]
 //   jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] [--to UNIX_SECONDS] [LINK...]
@@ -7,9 +8,12 @@
 //   jackpotd-admin [--target HOST:PORT] audit
 //   jackpotd-admin [--target HOST:PORT] config [--paytables]
 //   jackpotd-admin [--target HOST:PORT] adjust LINK LEVEL AMOUNT REQUEST_ID REASON
+//   jackpotd-admin [--target HOST:PORT] rebase TABLE NEXT_ROUND_ID REQUEST_ID REASON
 //
 // `config` prints the floor in force (its file, version and SHA-256, then its text) and with
 // --paytables the text of every paytable its tables use.
+// `rebase` re-bases a table's round counter after a controller card swap (a supervisor's act,
+// journaled and audited; repeating it with the same REQUEST_ID answers the same).
 // `report` exits 3 when a level does not balance, `audit` when the snapshot path and the full
 // re-sum of the transfers differ.
 // Amounts print as currency units with six decimals (micros), exactly as the ledger holds them.
@@ -21,11 +25,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
 
 namespace {
 
@@ -60,6 +67,8 @@ int usage() {
                "       jackpotd-admin [--target HOST:PORT] audit\n"
                "       jackpotd-admin [--target HOST:PORT] config [--paytables]\n"
                "       jackpotd-admin [--target HOST:PORT] adjust LINK LEVEL AMOUNT REQUEST_ID "
+               "REASON\n"
+               "       jackpotd-admin [--target HOST:PORT] rebase TABLE NEXT_ROUND_ID REQUEST_ID "
                "REASON\n");
   return 2;
 }
@@ -254,6 +263,37 @@ int adjust(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
   return 0;
 }
 
+int rebase(const std::shared_ptr<grpc::Channel>& channel, const std::vector<std::string>& args) {
+  if (args.size() != 4) return usage();
+  std::uint64_t next_round = 0;
+  try {
+    std::size_t used = 0;
+    next_round = std::stoull(args[1], &used);
+    if (used != args[1].size() || args[1].front() == '-') return usage();
+  } catch (const std::exception&) {
+    return usage();
+  }
+  pb::RebaseRoundCounterRequest request;
+  request.set_table_id(args[0]);
+  request.set_next_round_id(next_round);
+  request.set_request_id(args[2]);
+  request.set_reason(args[3]);
+  pb::RebaseRoundCounterResponse response;
+  grpc::ClientContext context;
+  auto stub = pb::SupervisorService::NewStub(channel);
+  if (auto status = stub->RebaseRoundCounter(&context, request, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf(
+      "table %s: round counter re-based (epoch %llu): latest round was %llu, next round id "
+      "%llu; by %s at %s\n",
+      response.table_id().c_str(), static_cast<unsigned long long>(response.epoch()),
+      static_cast<unsigned long long>(response.last_round_id()),
+      static_cast<unsigned long long>(response.next_round_id()), response.requested_by().c_str(),
+      seconds(response.rebased_time()).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -266,8 +306,9 @@ int main(int argc, char** argv) {
   if (args.empty()) return usage();
   const std::string command = args[0];
   args.erase(args.begin());
-  auto stub =
-      pb::AdminService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  const auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  if (command == "rebase") return rebase(channel, args);
+  auto stub = pb::AdminService::NewStub(channel);
   if (command == "meters") return meters(*stub, args);
   if (command == "report") return report(*stub, args);
   if (command == "link") return link_status(*stub, args);

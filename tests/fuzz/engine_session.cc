@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -424,9 +425,19 @@ class Session {
             if (!(*again == done.answer)) broken("a repeated command answered another answer");
             return;
           }
-          // Refused: only when the round has left memory.
+          // Refused: only when the round has left memory, or for an OpenRound, once its round
+          // is no longer the table's latest OPEN round (controller/round_counter.h).
+          constexpr bool kOpen =
+              std::is_same_v<std::decay_t<decltype(done.request)>, OpenRoundRequest>;
           for (const TableSnapshot& kept : before.tables) {
             if (kept.id != done.request.table) continue;
+            if (kOpen) {
+              if (kept.current && kept.current->id == done.request.round &&
+                  kept.current->phase == RoundPhase::open) {
+                broken("a repeat of the latest OPEN round was refused: " + again.error().message);
+              }
+              continue;
+            }
             for (const auto* round : {&kept.current, &kept.previous}) {
               if (*round && (*round)->id == done.request.round) {
                 broken("a repeat of a kept round was refused: " + again.error().message);

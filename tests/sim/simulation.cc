@@ -1072,10 +1072,28 @@ class Simulation {
       }
     };
     if (round.opened) {
+      // An OpenRound repeat answers only while its round is the table's latest and OPEN
+      // (controller/round_counter.h); after that it is refused and changes nothing.
+      const bool latest_open = host_->read([&](const Engine& e) {
+        for (const TableSnapshot& saved : e.snapshot().tables) {
+          if (saved.id.value() == table) {
+            return saved.current && saved.current->id.value() == round.id &&
+                   saved.current->phase == RoundPhase::open;
+          }
+        }
+        return false;
+      });
       auto answer = send<OpenRoundAnswer>(
           [&](Engine& e, Records& out) { return e.open_round(round.opened->first, out); },
           ambiguous);
-      same("open", answer, round.opened->second);
+      if (latest_open) {
+        same("open", answer, round.opened->second);
+      } else if (answer || answer.error().code != EngineError::round_id_not_increasing) {
+        broken(kRuleReplay, "a repeated open of " + table + " round " + std::to_string(round.id) +
+                                " that is no longer the latest OPEN round was not refused as "
+                                "such" +
+                                (answer ? std::string() : ": " + answer.error().message));
+      }
     }
     if (round.locked) {
       auto answer = send<LockWagersAnswer>(

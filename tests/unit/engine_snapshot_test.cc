@@ -143,8 +143,20 @@ TEST(EngineSnapshot, ReplaysAnswerTheSameAfterARestore) {
   auto b = std::move(Engine::restore(floor_config(), paytables(), clock, random_b, a->snapshot()))
                .value();
   Records replay;
-  EXPECT_EQ(*b->open_round(open, replay), *opened);
   EXPECT_EQ(*b->lock_wagers(lock, replay), *locked);
+  // An OpenRound repeat answers only while its round is the latest and OPEN: restored, the same.
+  const auto reopened = b->open_round(open, replay);
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_EQ(reopened.error().code, EngineError::round_id_not_increasing);
+  EXPECT_TRUE(replay.empty());
+  // Restored while the round is OPEN, the open repeat answers its first answer.
+  SplitMix64 random_c(3);
+  auto c = std::move(Engine::create(floor_config(), paytables(), clock, random_c, records)).value();
+  const auto first = c->open_round(open, records);
+  ASSERT_TRUE(first.ok());
+  auto d = std::move(Engine::restore(floor_config(), paytables(), clock, random_c, c->snapshot()))
+               .value();
+  EXPECT_EQ(*d->open_round(open, replay), *first);
   EXPECT_TRUE(replay.empty());
 }
 

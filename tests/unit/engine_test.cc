@@ -53,6 +53,10 @@ std::string error_name(EngineError code) {
       return "round_not_found";
     case EngineError::round_id_not_increasing:
       return "round_id_not_increasing";
+    case EngineError::round_superseded:
+      return "round_superseded";
+    case EngineError::round_id_jump_too_far:
+      return "round_id_jump_too_far";
     case EngineError::previous_round_open:
       return "previous_round_open";
     case EngineError::wrong_round_state:
@@ -289,6 +293,7 @@ class Harness {
   const Records& records() const { return last_; }  // Of the last command.
   const Records& created_records() const { return created_records_; }
   TestClock& clock() { return clock_; }
+  RandomSource& random() { return random_; }
 
   Money meter(const std::string& link, std::uint32_t level_number) const {
     return engine_->link(LinkId(link))->meter(level_number);
@@ -1545,7 +1550,9 @@ TEST(EngineReplay, EveryCommandAnswersItsFirstAnswerAndChangesNothing) {
   h.expect_replay(opened, "open replay", open(1));
   const auto lock1 = lock_request("T", 1, {wager(1, "A", 100), wager(2, "B", 200)});
   const auto locked = h.lock(lock1);
-  h.expect_replay(opened, "open replay after the lock", open(1));
+  // An OpenRound repeat answers only while its round is the latest and OPEN: a controller
+  // whose counter restarted must not silently get an old round.
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat after the lock", open(1));
   h.expect_replay(locked, "lock replay", lock(lock1));
   h.expect_refused(EngineError::replay_differs, "lock replay with other wagers",
                    lock(lock_request("T", 1, {wager(1, "A", 100), wager(2, "B", 100)})));
@@ -1555,7 +1562,8 @@ TEST(EngineReplay, EveryCommandAnswersItsFirstAnswerAndChangesNothing) {
   EXPECT_FALSE(award_lines(settled).empty());
   h.expect_replay(settled, "settle replay", settle(settle1));
   h.expect_replay(locked, "lock replay after the settlement", lock(lock1));
-  h.expect_replay(opened, "open replay after the settlement", open(1));
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat after the settlement",
+                   open(1));
   auto other_cards = settle1;
   other_cards.seats[1].cards = {"3h", "3d"};
   h.expect_refused(EngineError::replay_differs, "settle replay with other cards",
@@ -1564,14 +1572,16 @@ TEST(EngineReplay, EveryCommandAnswersItsFirstAnswerAndChangesNothing) {
   // The previous round still replays once the next one is open.
   const auto opened2 = h.open("T", 2);
   h.expect_replay(settled, "settle replay of the previous round", settle(settle1));
-  h.expect_replay(opened, "open replay of the previous round", open(1));
+  h.expect_replay(opened2, "open replay of the latest OPEN round", open(2));
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat of the previous round",
+                   open(1));
   const auto lock2 = lock_request("T", 2, {wager(3, "A", 500)});
   const auto locked2 = h.lock(lock2);
   const auto void2 = void_request("T", 2, "misdeal");
   const auto voided = h.void_round(void2);
   h.expect_replay(voided, "void replay", void_it(void2));
   h.expect_replay(locked2, "lock replay after the void", lock(lock2));
-  h.expect_replay(opened2, "open replay after the void", open(2));
+  h.expect_refused(EngineError::round_id_not_increasing, "open repeat after the void", open(2));
   h.expect_refused(EngineError::replay_differs, "void replay with another reason",
                    void_it(void_request("T", 2, "dealer error")));
 }
@@ -1753,6 +1763,30 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 11", open("T", 9));
   // The journal keeps round ids as bigint: a larger one is refused here, not at commit.
   h.expect_refused(EngineError::invalid_argument, "open round 2^63", open("T", 1ULL << 63));
+  h.expect_refused(EngineError::invalid_argument, "open round 0", open("T", 0));
+  for (const std::uint64_t id : {std::uint64_t{0}, std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
+    const std::string name = " of round " + std::to_string(id);
+    h.expect_refused(EngineError::invalid_argument, "lock" + name,
+                     lock(lock_request("T", id, {wager(1, "A", 100)})));
+    h.expect_refused(EngineError::invalid_argument, "settle" + name,
+                     settle(settle_request("T", id, good_seats(), board)));
+    h.expect_refused(EngineError::invalid_argument, "void" + name, void_it(void_request("T", id)));
+  }
+  // A round two or more behind the latest (11) is superseded, not unknown; above it, unknown.
+  h.expect_refused(EngineError::round_superseded, "void of round 9, two behind 11",
+                   void_it(void_request("T", 9)));
+  h.expect_refused(EngineError::round_superseded, "lock of round 1",
+                   lock(lock_request("T", 1, {wager(1, "A", 100)})));
+  h.expect_refused(EngineError::round_superseded, "settle of round 1",
+                   settle(settle_request("T", 1, good_seats(), board)));
+  h.expect_refused(EngineError::round_not_found, "void of round 12, never opened",
+                   void_it(void_request("T", 12)));
+  // A round id may jump at most kMaxRoundIdJump past the latest: 2^63-1 would use up the
+  // table's counter for good.
+  h.expect_refused(EngineError::round_id_jump_too_far, "open round 2^63-1 after 11",
+                   open("T", (std::uint64_t{1} << 63) - 1));
+  h.expect_refused(EngineError::round_id_jump_too_far, "open a million and 12 after 11",
+                   open("T", 1'000'012));
 
   // A closed link stops the tables that play it.
   Records status_records;
@@ -2227,6 +2261,97 @@ TEST(EngineAdjustments, ARestoredEngineAnswersReplays) {
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().code, EngineError::replay_differs);
   EXPECT_TRUE(out.empty());
+}
+
+// A supervisor's re-base of a table's round counter (controller/round_counter.h): refused while
+// the latest round is OPEN or LOCKED, idempotent by request id, and after it the table plays
+// from the re-based id again, old ids included, in a new counter epoch.
+TEST(EngineRoundCounter, ARebaseLetsARestartedCounterPlayAgain) {
+  Harness h(two_link_config());
+  const auto rebase = [](std::string id, std::string table, std::uint64_t next,
+                         std::string reason = "controller card swapped") {
+    return [=](Engine& engine, Records& out) {
+      return engine.rebase_round_counter({id, TableId(table), RoundId(next), reason},
+                                         "supervisor/S7", out);
+    };
+  };
+  const auto open = [](std::uint64_t round) {
+    return [round](Engine& engine, Records& out) {
+      return engine.open_round({TableId("T"), RoundId(round)}, out);
+    };
+  };
+  const auto void_it = [](VoidRoundRequest request) {
+    return [request](Engine& engine, Records& out) { return engine.void_round(request, out); };
+  };
+  const auto refused = [&](EngineError code, const std::string& what, auto command) {
+    const EngineSnapshot before = h.engine().snapshot();
+    h.expect_refused(code, what, command);
+    EXPECT_TRUE(h.engine().snapshot() == before) << what << ": the refusal changed the state";
+  };
+
+  h.open("T", 7);
+  refused(EngineError::previous_round_open, "re-base while round 7 is OPEN", rebase("r1", "T", 1));
+  h.lock(lock_request("T", 7, {wager(1, "A", 100)}));
+  refused(EngineError::previous_round_open, "re-base while round 7 is LOCKED",
+          rebase("r1", "T", 1));
+  h.void_round(void_request("T", 7));
+  // The controller's counter restarted: round 1 is below the counter.
+  refused(EngineError::round_id_not_increasing, "open round 1 after 7", open(1));
+  refused(EngineError::unknown_table, "re-base of an unknown table", rebase("r1", "NOPE", 1));
+  refused(EngineError::invalid_argument, "re-base without a reason", rebase("r1", "T", 1, ""));
+  refused(EngineError::invalid_argument, "re-base with a reason over 512 bytes",
+          rebase("r1", "T", 1, std::string(513, 'x')));
+  refused(EngineError::invalid_argument, "re-base without a request id", rebase("", "T", 1));
+  refused(EngineError::invalid_argument, "re-base with a 65-byte request id",
+          rebase(std::string(65, 'r'), "T", 1));
+  refused(EngineError::invalid_argument, "re-base to round 0", rebase("r1", "T", 0));
+  refused(EngineError::invalid_argument, "re-base to round 2^63",
+          rebase("r1", "T", std::uint64_t{1} << 63));
+
+  const RoundCounterRebaseRecord first =
+      h.ok("re-base", h.run("re-base", rebase("r1", "T", 1, std::string(512, 'x'))));
+  EXPECT_EQ(first.epoch, 1u);
+  EXPECT_EQ(first.last_round, RoundId(7));
+  EXPECT_EQ(first.next_round, RoundId(1));
+  EXPECT_EQ(first.requested_by, "supervisor/S7");
+  ASSERT_EQ(h.records().rebases.size(), 1u);
+  EXPECT_TRUE(h.records().rebases[0] == first);
+  h.expect_replay(first, "re-base repeat", rebase("r1", "T", 1, std::string(512, 'x')));
+  refused(EngineError::replay_differs, "another re-base with the same request id",
+          rebase("r1", "T", 5, std::string(512, 'x')));
+  // Round 7 of the old epoch answers nothing: in the new epoch it was never opened.
+  refused(EngineError::round_not_found, "void of round 7, before the re-base",
+          void_it(void_request("T", 7)));
+
+  // Round 1 again, in the new epoch: a new round, not the old one.
+  h.open("T", 1);
+  EXPECT_EQ(h.records().rounds.at(0).epoch, 1u);
+  h.lock(lock_request("T", 1, {wager(2, "A", 200)}));
+  h.void_round(void_request("T", 1));
+  h.open("T", 2);
+  refused(EngineError::round_not_found, "void of round 7 after two rounds of the new epoch",
+          void_it(void_request("T", 7)));
+  h.void_round(void_request("T", 2));
+  refused(EngineError::round_id_jump_too_far, "a jump past the limit after the re-base",
+          open(3 + 1'000'000));
+  // The re-base survives a snapshot and restore, request id and all.
+  const EngineSnapshot saved = h.engine().snapshot();
+  ASSERT_EQ(saved.rebases.size(), 1u);
+  EXPECT_EQ(saved.tables.at(0).epoch, 1u);
+  auto restored = Engine::restore(h.engine().config(), shipped(), h.clock(), h.random(), saved);
+  ASSERT_TRUE(restored) << restored.error().front();
+  EXPECT_TRUE((*restored)->snapshot() == saved);
+  Records out;
+  EXPECT_TRUE((*restored)->rebase_round_counter(
+      {"r1", TableId("T"), RoundId(1), std::string(512, 'x')}, "supervisor/S7", out));
+  EXPECT_TRUE(out.empty());
+  // A second re-base moves the counter forward past the jump limit, e.g. a card installed with
+  // a high counter.
+  const RoundCounterRebaseRecord second =
+      h.ok("second re-base", h.run("second re-base", rebase("r2", "T", 50'000'000, "new card")));
+  EXPECT_EQ(second.epoch, 2u);
+  EXPECT_EQ(second.last_round, RoundId(2));
+  h.open("T", 50'000'000);
 }
 
 }  // namespace
