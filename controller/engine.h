@@ -148,7 +148,6 @@ class Engine {
   // Every meter adjustment applied, by request id, for replays. Adjustments are an operator's
   // rare corrections: all of them are kept (about 200 bytes each).
   std::map<std::string, MeterAdjustmentRecord, std::less<>> adjustments_;
-  std::map<std::uint64_t, Transfer> award_transfers_;        // By payout id: what paying it moves.
   std::map<std::string, RoundCounterRebaseRecord> rebases_;  // Every re-base, by request id.
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;

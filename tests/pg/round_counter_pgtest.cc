@@ -1,4 +1,4 @@
-// A re-base of a table's round counter against a real PostgreSQL (migration 0017): journaled
+// A re-base of a table's round counter against a real PostgreSQL (migration 0018): journaled
 // with its audit-trail event in the same transaction, old round ids reused in the new counter
 // epoch (rounds and payouts included) without clashing, and everything kept across a restart.
 #include <gtest/gtest.h>
