@@ -856,12 +856,20 @@ class AdminServiceImpl final : public AdminServiceBase {
   const StartGate& gate_;
 };
 
-// Only RebaseRoundCounter for now: the payout RPCs answer UNIMPLEMENTED (the generated base's
-// default) until the identity issue (#16) brings supervisor principals.
+// Only RebaseRoundCounter for now: the payout RPCs answer UNIMPLEMENTED (after the start gate)
+// until the identity issue (#16) brings supervisor principals.
 class SupervisorServiceImpl final : public pb::SupervisorService::Service {
  public:
   SupervisorServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
 
+ private:
+  Status not_yet() const {
+    if (gate_.config() == nullptr) return starting();
+    return Status(StatusCode::UNIMPLEMENTED,
+                  "payout approval is not served yet: it comes with supervisor identities");
+  }
+
+ public:
   Status RebaseRoundCounter(ServerContext* context, const pb::RebaseRoundCounterRequest* request,
                             pb::RebaseRoundCounterResponse* response) override {
     if (gate_.config() == nullptr) return starting();
@@ -885,6 +893,21 @@ class SupervisorServiceImpl final : public pb::SupervisorService::Service {
     response->set_requested_by(rebased->requested_by);
     set_time(rebased->time_us, *response->mutable_rebased_time());
     return Status::OK;
+  }
+
+  // The payout RPCs come with supervisor principals (#16); like every method, they answer
+  // "starting" before the start is on record.
+  Status WatchPendingPayouts(ServerContext*, const pb::WatchPendingPayoutsRequest*,
+                             grpc::ServerWriter<pb::PayoutEvent>*) override {
+    return not_yet();
+  }
+  Status ApprovePayout(ServerContext*, const pb::ApprovePayoutRequest*,
+                       pb::ApprovePayoutResponse*) override {
+    return not_yet();
+  }
+  Status RejectPayout(ServerContext*, const pb::RejectPayoutRequest*,
+                      pb::RejectPayoutResponse*) override {
+    return not_yet();
   }
 
  private:
