@@ -1,5 +1,6 @@
 #include "controller/daemon.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +33,7 @@
 #include "controller/durable.h"
 #include "controller/floor_loader.h"
 #include "controller/grpc_services.h"
+#include "controller/log_throttle.h"
 #include "controller/os_random.h"
 #include "controller/paytable_loader.h"
 #include "controller/request_limits.h"
@@ -45,6 +48,22 @@ namespace {
 void log_line(const std::string& message) {
   std::fprintf(stderr, "jackpotd: %s\n", message.c_str());
   std::fflush(stderr);
+}
+
+// Protobuf's own log lines (a request whose string field is not UTF-8 writes one each, before
+// the adapter refuses it): at most one line per 10 s, saying how many were held back.
+void protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
+                  const std::string& message) {
+  static std::mutex mutex;
+  static LogThrottle throttle(std::chrono::seconds(10));
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto verdict = throttle.offer(LogThrottle::Clock::now());
+  if (!verdict.write && level < google::protobuf::LOGLEVEL_FATAL) return;
+  std::string text = "protobuf: " + message + " (" + file + ":" + std::to_string(line) + ")";
+  if (verdict.held_back > 0) {
+    text += "; " + std::to_string(verdict.held_back) + " protobuf lines held back before this one";
+  }
+  log_line(text);
 }
 
 std::string host_name() {
@@ -211,6 +230,7 @@ int wait_for_signal(const sigset_t& signals) {
 }  // namespace
 
 int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
+  google::protobuf::SetLogHandler(&protobuf_log);
   const std::string principal = "daemon/" + host_name();
   DaemonMetrics metrics(JACKPOTD_VERSION);
 

@@ -209,7 +209,8 @@ constexpr Option kOptions[] = {
      "WatchLinkStatus streams one client host may hold; RESOURCE_EXHAUSTED\npast it (default 64)",
      set_streams_per_peer_max},
     {"grpc-threads-max", "N",
-     "threads for the synchronous RPCs (admin, health, reflection); the round\n"
+     "threads for the synchronous RPCs (admin, supervisor, health,\n"
+     "reflection); a call with none free is RESOURCE_EXHAUSTED; the round\n"
      "commands and streams hold none (default 64)",
      set_grpc_threads_max},
     {"keepalive-ms", "N",

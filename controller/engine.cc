@@ -47,18 +47,26 @@ Answer first_answer(const EncodedCommand& first) {
 // The first answer when a command repeats with the same request; a refusal (its message made by
 // `differs`) when the same ids came with another request; nothing when the command has not run
 // for this round yet.
-template <typename Answer, typename Request, typename Message>
+// `canonical_form` makes a request's canonical form (request_canonical.h).
+template <typename Answer, typename Request, typename Message, typename Canonical>
 std::optional<Result<Answer, EngineFailure>> replay(const std::optional<EncodedCommand>& first,
-                                                    const Request& request, Message differs) {
+                                                    const Request& request, Message differs,
+                                                    Canonical canonical_form) {
   if (!first) return std::nullopt;
   // Compared by canonical form, not by bytes: the same request spelt otherwise (wagers in
   // another order, "10s" for "Ts", ...) or kept in an older codec version is the same request.
   auto kept = decode<Request>(first->request());
   JACKPOT_INVARIANT(kept.has_value(), "a kept request decodes");
-  if (canonical(std::move(*kept)) == canonical(request)) {
+  if (canonical_form(std::move(*kept)) == canonical_form(request)) {
     return Result<Answer, EngineFailure>(first_answer<Answer>(*first));
   }
   return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs()));
+}
+template <typename Answer, typename Request, typename Message>
+std::optional<Result<Answer, EngineFailure>> replay(const std::optional<EncodedCommand>& first,
+                                                    const Request& request, Message differs) {
+  return replay<Answer>(first, request, differs,
+                        [](Request form) { return canonical(std::move(form)); });
 }
 
 // Keeps a command's first request and answer for replays, and puts them on the record.
@@ -808,7 +816,14 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
     case OpenRoundRule::open_new:
       break;
     case OpenRoundRule::replay:
-      return first_answer<OpenRoundAnswer>(*table.latest()->opened);
+      if (const RoundState* latest = table.latest(); latest != nullptr && latest->opened) {
+        return first_answer<OpenRoundAnswer>(*latest->opened);
+      }
+      // A journal from before answers were kept: the round is open, but its answer cannot be
+      // given again; refused as a repeat, never answered with something else.
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) +
+                         " is open, but its first answer is not on record: it cannot be replayed");
     case OpenRoundRule::not_latest_open:
       return failure(EngineError::round_id_not_increasing,
                      round_name(request.table, request.round) + " was opened before and is now " +
@@ -1257,9 +1272,18 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   if (!found) return found.error();
   TableState& table = *found->first;
   RoundState* round = found->second;
-  if (auto first = replay<SettleRoundAnswer>(round->settled, request, [&] {
-        return round_name(request.table, request.round) + " was already settled with other hands";
-      })) {
+  // A keyed hand is compared as the hand it names on the table's paytables: "4 of a Kind" and
+  // "FOUR_OF_A_KIND" settle the same seat the same way.
+  const auto settle_form = [&table](SettleRoundRequest form) {
+    return canonical(std::move(form), table.paytables);
+  };
+  if (auto first = replay<SettleRoundAnswer>(
+          round->settled, request,
+          [&] {
+            return round_name(request.table, request.round) +
+                   " was already settled with other hands";
+          },
+          settle_form)) {
     return *first;
   }
   if (round->phase != RoundPhase::locked) {
@@ -1750,7 +1774,7 @@ Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
   auto table_result = find_table(request.table);
   if (!table_result) return table_result.error();
   TableState& table = **table_result;
-  if (request.reason.empty()) return invalid("a re-base needs a reason");
+  if (blank(request.reason)) return invalid("a re-base needs a reason (not blank)");
   if (request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
     return invalid("a re-base reason is at most " + std::to_string(kMaxReasonBytes) +
                    " bytes, with no NUL characters (got " + std::to_string(request.reason.size()) +

@@ -94,11 +94,23 @@ std::optional<std::vector<BalanceSnapshotRecord>> EngineHost::snapshot_balances(
     SnapshotReason reason) {
   std::unique_lock lock(mutex_);
   if (durability_ == nullptr) return balances_of(*engine_, reason);
-  space_.wait(
-      lock, [&] { return failed_ || committer_done_ || gathering_.size() < batch_commands_max_; });
+  // Like a read, it waits at most the read timeout (a stalled database must not hold the
+  // caller's thread); the snapshot may still commit after the caller gave up, which is harmless.
+  std::optional<std::chrono::steady_clock::time_point> until;
+  if (timings_.read_timeout.count() > 0) {
+    until = std::chrono::steady_clock::now() + timings_.read_timeout;
+  }
+  const auto room = [&] {
+    return failed_ || committer_done_ || gathering_.size() < batch_commands_max_;
+  };
+  if (until) {
+    if (!space_.wait_until(lock, *until, room)) return std::nullopt;
+  } else {
+    space_.wait(lock, room);
+  }
   if (failed_ || committer_done_ || stopping_) return std::nullopt;
   auto taken = gather_snapshot(reason);
-  if (!wait_durable(lock, gathering_sequence_)) return std::nullopt;
+  if (!wait_durable(lock, gathering_sequence_, until)) return std::nullopt;
   return taken;
 }
 

@@ -476,6 +476,7 @@ class TableServiceImpl final : public TableServiceBase {
             out->set_seat(hit.seat);
             out->set_amount_cents(hit.amount.cents_floor());
             out->set_draw_id(hit.draw_id);
+            out->set_payout_state(payout_state(hit.payout_state));
           }
         });
   }
@@ -601,6 +602,24 @@ std::int64_t now_unix_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// Refuses every call before the start is on record (refused_before_start), then reads the one
+// request of a sync streamed unary call, checks it and runs `serve(request, response)` on it:
+// the status of a request that does not parse or is too large, or serve's.
+template <typename Request, typename Response, typename Serve>
+Status serve_streamed_unary(const StartGate& gate,
+                            grpc::ServerUnaryStreamer<Request, Response>* stream, Serve serve) {
+  if (auto refusal = refused_before_start(gate)) return *refusal;
+  Request request;
+  if (!stream->Read(&request)) return unparsable<Request>();
+  if (auto problem = request_problem(request)) {
+    return Status(StatusCode::INVALID_ARGUMENT, *problem);
+  }
+  Response response;
+  const Status status = serve(request, response);
+  if (status.ok()) stream->Write(response);
+  return status;
 }
 
 // The admin calls block (database reads), so they stay on the sync API, as streamed unary
@@ -832,23 +851,13 @@ class AdminServiceImpl final : public AdminServiceBase {
   }
 
  private:
-  // Refuses every call before the start is on record (refused_before_start), then reads the one
-  // request of a unary call, checks it and runs `method` on it: the status of a request that
-  // does not parse or is too large, or the method's.
   template <typename Request, typename Response>
   Status serve_unary(ServerContext* context, Streamer<Request, Response>* stream,
                      Status (AdminServiceImpl::*method)(ServerContext*, const Request*,
                                                         Response*)) {
-    if (auto refusal = refused_before_start(gate_)) return *refusal;
-    Request request;
-    if (!stream->Read(&request)) return unparsable<Request>();
-    if (auto problem = request_problem(request)) {
-      return Status(StatusCode::INVALID_ARGUMENT, *problem);
-    }
-    Response response;
-    const Status status = (this->*method)(context, &request, &response);
-    if (status.ok()) stream->Write(response);
-    return status;
+    return serve_streamed_unary(gate_, stream, [&](const Request& request, Response& response) {
+      return (this->*method)(context, &request, &response);
+    });
   }
 
   EngineHost& host_;
@@ -856,61 +865,86 @@ class AdminServiceImpl final : public AdminServiceBase {
   const StartGate& gate_;
 };
 
-// Only RebaseRoundCounter for now: the payout RPCs answer UNIMPLEMENTED (after the start gate)
-// until the identity issue (#16) brings supervisor principals.
-class SupervisorServiceImpl final : public pb::SupervisorService::Service {
+// The supervisor calls stay on the sync API like the admin calls, as streamed methods that read
+// their own request (serve_streamed_unary). Only RebaseRoundCounter is served for now: the payout
+// RPCs check their request, then answer UNIMPLEMENTED until the identity issue (#16) brings
+// supervisor principals.
+using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_RebaseRoundCounter<
+    pb::SupervisorService::WithStreamedUnaryMethod_ApprovePayout<
+        pb::SupervisorService::WithStreamedUnaryMethod_RejectPayout<
+            pb::SupervisorService::WithSplitStreamingMethod_WatchPendingPayouts<
+                pb::SupervisorService::Service>>>>;
+
+class SupervisorServiceImpl final : public SupervisorServiceBase {
  public:
   SupervisorServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
 
+  Status StreamedRebaseRoundCounter(
+      ServerContext* context,
+      grpc::ServerUnaryStreamer<pb::RebaseRoundCounterRequest, pb::RebaseRoundCounterResponse>*
+          stream) override {
+    return serve_streamed_unary(gate_, stream,
+                                [&](const pb::RebaseRoundCounterRequest& request,
+                                    pb::RebaseRoundCounterResponse& response) {
+                                  return rebase_round_counter(*context, request, response);
+                                });
+  }
+  Status StreamedApprovePayout(
+      ServerContext*,
+      grpc::ServerUnaryStreamer<pb::ApprovePayoutRequest, pb::ApprovePayoutResponse>* stream)
+      override {
+    return serve_streamed_unary(
+        gate_, stream,
+        [](const pb::ApprovePayoutRequest&, pb::ApprovePayoutResponse&) { return not_yet(); });
+  }
+  Status StreamedRejectPayout(
+      ServerContext*,
+      grpc::ServerUnaryStreamer<pb::RejectPayoutRequest, pb::RejectPayoutResponse>* stream)
+      override {
+    return serve_streamed_unary(
+        gate_, stream,
+        [](const pb::RejectPayoutRequest&, pb::RejectPayoutResponse&) { return not_yet(); });
+  }
+  Status StreamedWatchPendingPayouts(
+      ServerContext*,
+      grpc::ServerSplitStreamer<pb::WatchPendingPayoutsRequest, pb::PayoutEvent>* stream) override {
+    if (auto refusal = refused_before_start(gate_)) return *refusal;
+    pb::WatchPendingPayoutsRequest request;
+    if (!stream->Read(&request)) return unparsable<pb::WatchPendingPayoutsRequest>();
+    if (auto problem = request_problem(request)) {
+      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    }
+    return not_yet();
+  }
+
  private:
-  Status not_yet() const {
-    if (gate_.config() == nullptr) return starting();
+  static Status not_yet() {
     return Status(StatusCode::UNIMPLEMENTED,
                   "payout approval is not served yet: it comes with supervisor identities");
   }
 
- public:
-  Status RebaseRoundCounter(ServerContext* context, const pb::RebaseRoundCounterRequest* request,
-                            pb::RebaseRoundCounterResponse* response) override {
-    if (gate_.config() == nullptr) return starting();
-    if (auto problem = request_problem(*request)) {
-      return Status(StatusCode::INVALID_ARGUMENT, *problem);
-    }
-    const RebaseRoundCounterRequest command{request->request_id(), TableId(request->table_id()),
-                                            RoundId(request->next_round_id()), request->reason()};
+  Status rebase_round_counter(const ServerContext& context,
+                              const pb::RebaseRoundCounterRequest& request,
+                              pb::RebaseRoundCounterResponse& response) {
+    const RebaseRoundCounterRequest command{request.request_id(), TableId(request.table_id()),
+                                            RoundId(request.next_round_id()), request.reason()};
     // The audit trail names a principal by role (audit_log's check); until mTLS names the
     // caller (#16), the supervisor is the unauthenticated peer.
-    std::string principal = caller(*context);
+    std::string principal = caller(context);
     if (principal.rfind("supervisor/", 0) != 0) principal = "supervisor/" + principal;
     const auto rebased = host_.run([&](Engine& engine, Records& records) {
       return engine.rebase_round_counter(command, principal, records);
     });
     if (!rebased) return to_status(rebased.error());
-    response->set_table_id(rebased->table.value());
-    response->set_epoch(rebased->epoch);
-    response->set_last_round_id(rebased->last_round.value());
-    response->set_next_round_id(rebased->next_round.value());
-    response->set_requested_by(rebased->requested_by);
-    set_time(rebased->time_us, *response->mutable_rebased_time());
+    response.set_table_id(rebased->table.value());
+    response.set_epoch(rebased->epoch);
+    response.set_last_round_id(rebased->last_round.value());
+    response.set_next_round_id(rebased->next_round.value());
+    response.set_requested_by(rebased->requested_by);
+    set_time(rebased->time_us, *response.mutable_rebased_time());
     return Status::OK;
   }
 
-  // The payout RPCs come with supervisor principals (#16); like every method, they answer
-  // "starting" before the start is on record.
-  Status WatchPendingPayouts(ServerContext*, const pb::WatchPendingPayoutsRequest*,
-                             grpc::ServerWriter<pb::PayoutEvent>*) override {
-    return not_yet();
-  }
-  Status ApprovePayout(ServerContext*, const pb::ApprovePayoutRequest*,
-                       pb::ApprovePayoutResponse*) override {
-    return not_yet();
-  }
-  Status RejectPayout(ServerContext*, const pb::RejectPayoutRequest*,
-                      pb::RejectPayoutResponse*) override {
-    return not_yet();
-  }
-
- private:
   EngineHost& host_;
   const StartGate& gate_;
 };

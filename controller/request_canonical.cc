@@ -23,7 +23,8 @@ LockWagersRequest canonical(LockWagersRequest request) {
   return request;
 }
 
-SettleRoundRequest canonical(SettleRoundRequest request) {
+SettleRoundRequest canonical(SettleRoundRequest request,
+                             std::span<const Paytable* const> paytables) {
   for (SeatHandRequest& seat : request.seats) {
     for (std::string& card : seat.cards) card = canonical_card(card);
     // By the card's rank and suit where both parse, else by text: any order sorts the same.
@@ -36,7 +37,12 @@ SettleRoundRequest canonical(SettleRoundRequest request) {
       if (card_a.ok() != card_b.ok()) return card_a.ok();
       return a < b;
     });
-    if (seat.keyed_hand) seat.keyed_hand = hand_key(*seat.keyed_hand);
+    if (seat.keyed_hand) {
+      const auto event =
+          paytables.empty() ? std::nullopt : keyed_event(paytables, *seat.keyed_hand);
+      // The hand's event name cannot be a hand_key() (keys have no underscores or capitals).
+      seat.keyed_hand = event ? std::string(to_string(*event)) : hand_key(*seat.keyed_hand);
+    }
   }
   std::stable_sort(
       request.seats.begin(), request.seats.end(),

@@ -12,17 +12,25 @@
 // - how a card is spelt: "10s" and "Ts", "as" and "As" are the card As would be written
 //   (to_string(Card)); a text that is no card is kept as it is (such a request is refused
 //   before it is kept);
-// - how a keyed hand is spelt: its hand_key() ("Full House", "FULL_HOUSE" -> "fullhouse").
+// - how a keyed hand is spelt: its hand_key() ("Full House", "FULL_HOUSE" -> "fullhouse"); and
+//   given the table's paytables, the hand the key names there, so that two rows of one hand
+//   printed differently ("4 of a Kind", "Four-of-a-Kind", "FOUR_OF_A_KIND") are the same hand.
 // What does change it stays: ids, amounts, which seat holds which cards, the board and the link
 // cards in deal order (the flop is the board's first three), a void's reason.
 
+#include <span>
+
 #include "controller/engine_types.h"
+#include "controller/paytable.h"
 
 namespace jackpot {
 
 OpenRoundRequest canonical(OpenRoundRequest request);
 LockWagersRequest canonical(LockWagersRequest request);
-SettleRoundRequest canonical(SettleRoundRequest request);
+// `paytables`: those of the round's table, to read a keyed hand as the hand it names (a key that
+// names none there is kept as its hand_key(); such a request is refused before it is kept).
+SettleRoundRequest canonical(SettleRoundRequest request,
+                             std::span<const Paytable* const> paytables = {});
 VoidRoundRequest canonical(VoidRoundRequest request);
 
 // A card's text as the canonical form spells it, e.g. "10s" -> "Ts", "ah" -> "Ah".

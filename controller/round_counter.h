@@ -96,8 +96,10 @@ constexpr RoundCounter rebased_counter(std::uint64_t next_round_id) {
 enum class CommandRoundRule : std::uint8_t {
   latest,        // The table's latest round.
   previous,      // The round before it.
-  superseded,    // Two or more rounds behind the latest (or before a re-base): FAILED_PRECONDITION.
-  never_opened,  // Above every round the table opened: NOT_FOUND.
+  superseded,    // Two or more rounds behind the latest, or at or below a re-based counter:
+                 // FAILED_PRECONDITION.
+  never_opened,  // Above every round the table opened since its latest re-base (a round of that
+                 // id from before the re-base is not named): NOT_FOUND.
 };
 
 constexpr CommandRoundRule command_round_rule(std::uint64_t base,

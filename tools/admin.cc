@@ -33,6 +33,7 @@
 
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
+#include "meters/money.h"
 
 namespace {
 
@@ -199,43 +200,10 @@ int config(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
   return 0;
 }
 
-// "12.5" -> 12500000 micros: currency units with at most six decimals, an optional sign.
-std::optional<std::int64_t> parse_micros(const std::string& text) {
-  std::size_t at = 0;
-  const bool negative = !text.empty() && text[0] == '-';
-  if (!text.empty() && (text[0] == '-' || text[0] == '+')) at = 1;
-  std::uint64_t units = 0;
-  std::uint64_t fraction = 0;
-  int decimals = 0;
-  bool digits = false;
-  bool point = false;
-  for (; at < text.size(); ++at) {
-    const char c = text[at];
-    if (c == '.' && !point) {
-      point = true;
-      continue;
-    }
-    if (c < '0' || c > '9') return std::nullopt;
-    digits = true;
-    if (point) {
-      if (++decimals > 6) return std::nullopt;
-      fraction = fraction * 10 + static_cast<std::uint64_t>(c - '0');
-    } else {
-      if (units > 9'223'372'036'854ULL) return std::nullopt;  // Beyond int64 micros.
-      units = units * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-  }
-  if (!digits) return std::nullopt;
-  for (; decimals < 6; ++decimals) fraction *= 10;
-  const std::uint64_t magnitude = units * 1'000'000 + fraction;
-  if (magnitude > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-  const auto value = static_cast<std::int64_t>(magnitude);
-  return negative ? -value : value;
-}
-
 int adjust(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
   if (args.size() != 5) return usage();
-  const auto amount = parse_micros(args[2]);
+  // The engine's own parser: digits with at most six decimals, bounded (no wrap-around).
+  const auto amount = jackpot::Money::parse(args[2]);
   char* end = nullptr;
   const unsigned long level = std::strtoul(args[1].c_str(), &end, 10);
   if (!amount || args[1].empty() || *end != '\0' || level > UINT32_MAX) {
@@ -247,7 +215,7 @@ int adjust(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
   pb::AdjustMeterRequest request;
   request.set_link_id(args[0]);
   request.set_level(static_cast<std::uint32_t>(level));
-  request.set_amount_micros(*amount);
+  request.set_amount_micros(amount->micros());
   request.set_request_id(args[3]);
   request.set_reason(args[4]);
   pb::AdjustMeterResponse response;
@@ -257,7 +225,7 @@ int adjust(pb::AdminService::Stub& stub, const std::vector<std::string>& args) {
   }
   const auto& balance = response.balance();
   std::printf("%s level %u adjusted by %s (transfer %llu): meter %s, reserve %s\n",
-              balance.link_id().c_str(), balance.level(), money(*amount).c_str(),
+              balance.link_id().c_str(), balance.level(), money(amount->micros()).c_str(),
               static_cast<unsigned long long>(response.transfer_id()),
               money(balance.meter_micros()).c_str(), money(balance.reserve_micros()).c_str());
   return 0;

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include "jackpot/v1/table.grpc.pb.h"
@@ -24,7 +25,8 @@ namespace pb = ::jackpot::v1;
 
 // PT-BJS-HUH-5CP-01 pays Full House 10.00 and Four-of-a-Kind 50.00 for 1 from the tray; payouts
 // from 20.00 up wait for a supervisor.
-constexpr const char* kFloor = R"(
+constexpr const char* kFloor =
+    R"(
 links {
   id: "sem-link"
   base_wager: "1.00"
@@ -42,6 +44,34 @@ tables {
   game: TABLE_GAME_HEADS_UP_HOLDEM
   seats: 6
   links { link_id: "sem-link" paytable_id: "PT-BJS-HUH-5CP-01" }
+}
+)"
+    // Two Must-Hit-By $250 links whose meter resets to $248.50 and takes 40 cents of each $1 wager:
+    // with both seats of T2 wagering, the second lock after a reset crosses $250, so each link hits
+    // within two rounds. The first pays its hits at once (threshold $500), the second waits.
+    R"(
+links {
+  id: "mhb-paid"
+  base_wager: "1.00"
+  max_wager_units: 1
+  approval_threshold: "500.00"
+  levels { level: 1 name: "Royal Flush" seed: "1000.00" meter_rate_ppm: 10000 }
+  levels { level: 2 name: "Must-Hit-By $250" seed: "248.50" meter_rate_ppm: 400000 must_hit_by: "250.00" trigger: TRIGGER_HIDDEN_UNIFORM }
+}
+links {
+  id: "mhb-waits"
+  base_wager: "1.00"
+  max_wager_units: 1
+  approval_threshold: "20.00"
+  levels { level: 1 name: "Royal Flush" seed: "1000.00" meter_rate_ppm: 10000 }
+  levels { level: 2 name: "Must-Hit-By $250" seed: "248.50" meter_rate_ppm: 400000 must_hit_by: "250.00" trigger: TRIGGER_HIDDEN_UNIFORM }
+}
+tables {
+  id: "T2"
+  game: TABLE_GAME_HEADS_UP_HOLDEM
+  seats: 2
+  links { link_id: "mhb-paid" paytable_id: "PT-BJS-HUH-5CP-12" }
+  links { link_id: "mhb-waits" paytable_id: "PT-BJS-HUH-5CP-12" }
 }
 )";
 
@@ -171,6 +201,75 @@ TEST_F(ApiSemanticsEndToEnd, AnAwardSaysWhetherItWasPaidAtOnceOrWaitsForASupervi
   EXPECT_EQ(waits->awards(0).payout_state(), pb::PAYOUT_STATE_PENDING);
   EXPECT_NE(waits->awards(0).payout_id(), 0U);
   EXPECT_NE(waits->awards(0).payout_id(), tray->awards(0).payout_id());
+}
+
+// A Must-Hit-By hit is a payout from its lock on: the lock's answer says whether it was paid at
+// once or waits, as the settlement's MUST_HIT_BY award does, and a replay says the same.
+TEST_F(ApiSemanticsEndToEnd, AMustHitByHitSaysWhetherItWasPaidAtOnceOrWaits) {
+  std::map<std::string, int> hits;  // By link.
+  for (std::uint64_t round = 1; round <= 2; ++round) {
+    pb::OpenRoundRequest open;
+    open.set_table_id("T2");
+    open.set_round_id(round);
+    pb::OpenRoundResponse opened;
+    ASSERT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
+    pb::LockWagersRequest lock;
+    lock.set_table_id("T2");
+    lock.set_round_id(round);
+    for (const char* link : {"mhb-paid", "mhb-waits"}) {
+      for (std::uint32_t seat : {1U, 2U}) {
+        auto* wager = lock.add_wagers();
+        wager->set_seat(seat);
+        wager->set_link_id(link);
+        wager->set_amount_cents(100);
+      }
+    }
+    pb::LockWagersResponse locked;
+    const auto status = call(&pb::TableService::Stub::LockWagers, lock, &locked);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    std::map<std::pair<std::string, std::uint32_t>, pb::PayoutState> at_lock;  // (link, seat).
+    for (const pb::MustHitByHit& hit : locked.must_hit_by_hits()) {
+      ++hits[hit.link_id()];
+      EXPECT_EQ(hit.payout_state(),
+                hit.link_id() == "mhb-paid" ? pb::PAYOUT_STATE_PAID : pb::PAYOUT_STATE_PENDING)
+          << hit.link_id() << " " << hit.amount_cents();
+      EXPECT_GT(hit.amount_cents(), 24850);
+      EXPECT_LE(hit.amount_cents(), 25000);
+      at_lock[{hit.link_id(), hit.seat()}] = hit.payout_state();
+    }
+    pb::LockWagersResponse replayed;
+    ASSERT_TRUE(call(&pb::TableService::Stub::LockWagers, lock, &replayed).ok());
+    EXPECT_EQ(replayed.SerializeAsString(), locked.SerializeAsString());
+
+    pb::SettleRoundRequest settle;
+    settle.set_table_id("T2");
+    settle.set_round_id(round);
+    // Hands that pay nothing: the round's only awards are its hits.
+    for (const auto& [seat, cards] :
+         std::vector<std::pair<std::uint32_t, std::vector<const char*>>>{{1, {"2c", "7d"}},
+                                                                         {2, {"2d", "8h"}}}) {
+      auto* hand = settle.add_seats();
+      hand->set_seat(seat);
+      for (const char* card : cards) hand->mutable_cards()->add_cards(card);
+    }
+    for (const char* card : {"3h", "9s", "Jd", "4c", "Kh"}) settle.add_community_cards(card);
+    pb::SettleRoundResponse settled;
+    const auto settled_status = call(&pb::TableService::Stub::SettleRound, settle, &settled);
+    ASSERT_TRUE(settled_status.ok()) << settled_status.error_message();
+    std::size_t must_hit_by_awards = 0;
+    for (const pb::SeatResult& result : settled.results()) {
+      for (const pb::Award& award : result.awards()) {
+        if (award.kind() != pb::AWARD_KIND_MUST_HIT_BY) continue;
+        ++must_hit_by_awards;
+        const auto found = at_lock.find({award.link_id(), result.seat()});
+        ASSERT_NE(found, at_lock.end()) << award.link_id() << " seat " << result.seat();
+        EXPECT_EQ(award.payout_state(), found->second);
+      }
+    }
+    EXPECT_EQ(must_hit_by_awards, at_lock.size());
+  }
+  EXPECT_GE(hits["mhb-paid"], 1);  // Certain within two rounds.
+  EXPECT_GE(hits["mhb-waits"], 1);
 }
 
 TEST_F(ApiSemanticsEndToEnd, ARequestSpeltOtherwiseIsAReplayAndAnotherOneIsRefused) {

@@ -254,6 +254,14 @@ TEST_F(MeterAdjustmentEndToEnd, AdjustReplayRefuseReportAndRestart) {
   EXPECT_EQ(refused_code, 1) << refused_printed;
   const auto [usage_code, usage_printed] = admin_tool("adjust adj-link 1 4.1234567 cli-3 why");
   EXPECT_EQ(usage_code, 2) << usage_printed;
+  // Amounts past what int64 micros hold are refused, never wrapped into a small adjustment
+  // (18446744073710 units wrapped to 0.448384 before).
+  for (const char* huge :
+       {"18446744073710", "-18446744073710", "92233720368549", "9223372036855"}) {
+    const auto [huge_code, huge_printed] =
+        admin_tool(std::string("adjust adj-link 1 ") + huge + " cli-4 typo");
+    EXPECT_EQ(huge_code, 2) << huge << ": " << huge_printed;
+  }
   EXPECT_EQ(meter_micros(1), 1'019'500'000);
 }
 

@@ -262,6 +262,7 @@ TEST_F(RoundCounterEndToEnd, ASupervisorRebaseLetsATableWhoseCounterRestartedPla
             grpc::StatusCode::FAILED_PRECONDITION);
   ASSERT_TRUE(void_round(4).ok());
   EXPECT_EQ(rebase("swap-1", 1, "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(rebase("swap-1", 1, " \t\r\n").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(rebase("swap-1", 1, std::string(513, 'x')).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(rebase("", 1, "controller card swapped").error_code(),

@@ -134,6 +134,17 @@ TEST(RoundCounterRebase, IsJournaledAuditedAndKeptAcrossARestart) {
     pqxx::work tx(*control);
     EXPECT_THROW(tx.exec("UPDATE round_counter_rebases SET next_round_id = 99"), pqxx::sql_error);
   }
+  // Its reason is never blank, in the database too (migration 0019), as every journal reason:
+  // the same row with a reason is accepted (then rolled back), with a blank one refused.
+  const auto insert_rebase = [&](const std::string& reason) {
+    pqxx::work tx(*control);
+    tx.exec(
+        "INSERT INTO round_counter_rebases (request_id, table_id, epoch, last_round_id, "
+        "next_round_id, reason, requested_by, at) VALUES ('guard', 'T1', 2, 3, 1, " +
+        tx.quote(reason) + ", 'supervisor/S7', now())");
+  };  // Not committed.
+  EXPECT_NO_THROW(insert_rebase("a reason"));
+  EXPECT_THROW(insert_rebase(" \t "), pqxx::sql_error);
 
   const EngineSnapshot before = host->read([](const Engine& e) { return e.snapshot(); });
   ASSERT_EQ(before.rebases.size(), 1u);

@@ -2299,6 +2299,8 @@ TEST(EngineRoundCounter, ARebaseLetsARestartedCounterPlayAgain) {
   refused(EngineError::round_id_not_increasing, "open round 1 after 7", open(1));
   refused(EngineError::unknown_table, "re-base of an unknown table", rebase("r1", "NOPE", 1));
   refused(EngineError::invalid_argument, "re-base without a reason", rebase("r1", "T", 1, ""));
+  refused(EngineError::invalid_argument, "re-base with a blank reason",
+          rebase("r1", "T", 1, " \t\n"));
   refused(EngineError::invalid_argument, "re-base with a reason over 512 bytes",
           rebase("r1", "T", 1, std::string(513, 'x')));
   refused(EngineError::invalid_argument, "re-base without a request id", rebase("", "T", 1));

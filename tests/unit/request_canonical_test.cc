@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "controller/paytable_loader.h"
 
 namespace jackpot {
 namespace {
@@ -86,6 +90,32 @@ TEST(CanonicalRequest, SeatsCardsAndKeyedHandsSpeltAnyWayAreOneSettlement) {
   EXPECT_TRUE(differs([](auto& r) { r.seats[2].seat = 5; }));
   EXPECT_TRUE(differs([](auto& r) { r.round = RoundId(10); }));
   EXPECT_TRUE(differs([](auto& r) { r.link_cards.clear(); }));
+}
+
+// Given the table's paytables, a keyed hand is the hand it names there: a row printed "4 of a
+// Kind" keyed as printed, by another paytable's spelling or by the hand's name is one hand.
+TEST(CanonicalRequest, AKeyedHandIsTheHandItNamesOnTheTablesPaytables) {
+  static const std::vector<Paytable> shipped = [] {
+    auto loaded = load_paytables(embedded_paytables());
+    if (!loaded) throw std::runtime_error("the shipped paytables do not load");
+    return std::move(loaded).value();
+  }();
+  const auto found = std::find_if(shipped.begin(), shipped.end(),
+                                  [](const Paytable& p) { return p.id == "MS Stud-01"; });
+  ASSERT_NE(found, shipped.end());
+  const std::vector<const Paytable*> table = {&*found};
+  const auto settle = [](const char* keyed_hand) {
+    return SettleRoundRequest{TableId("T"), RoundId(9), {keyed(4, keyed_hand)}, {}, {}};
+  };
+  const SettleRoundRequest reference = settle("4 of a Kind");
+  for (const char* same : {"4 OF A KIND", "Four-of-a-Kind", "FOUR_OF_A_KIND", "four of a kind"}) {
+    EXPECT_EQ(canonical(settle(same), table), canonical(reference, table)) << same;
+  }
+  EXPECT_NE(canonical(settle("Full House"), table), canonical(reference, table));
+  EXPECT_NE(canonical(settle("3 of a Kind"), table), canonical(reference, table));
+  // Without paytables only the spelling is made one: another row's text stays another request.
+  EXPECT_NE(canonical(settle("FOUR_OF_A_KIND")), canonical(reference));
+  EXPECT_EQ(canonical(settle("4 of a kind")), canonical(reference));
 }
 
 TEST(CanonicalRequest, OpenAndVoidAreTheirOwnCanonicalForm) {
