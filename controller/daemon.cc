@@ -50,18 +50,22 @@ void log_line(const std::string& message) {
   std::fflush(stderr);
 }
 
-// Protobuf's own log lines (a request whose string field is not UTF-8 writes one each, before
-// the adapter refuses it): at most one line per 10 s, saying how many were held back.
+// Protobuf's own log lines, as jackpotd's. It writes one for every request whose string field
+// is not UTF-8 (before the adapter refuses it as INVALID_ARGUMENT): those at most one per 10 s,
+// with how many were held back since the last one written; every other line as it comes.
 void protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
                   const std::string& message) {
-  static std::mutex mutex;
-  static LogThrottle throttle(std::chrono::seconds(10));
-  std::lock_guard<std::mutex> lock(mutex);
-  const auto verdict = throttle.offer(LogThrottle::Clock::now());
-  if (!verdict.write && level < google::protobuf::LOGLEVEL_FATAL) return;
   std::string text = "protobuf: " + message + " (" + file + ":" + std::to_string(line) + ")";
-  if (verdict.held_back > 0) {
-    text += "; " + std::to_string(verdict.held_back) + " protobuf lines held back before this one";
+  if (level < google::protobuf::LOGLEVEL_FATAL &&
+      message.find("invalid UTF-8") != std::string::npos) {
+    static std::mutex mutex;
+    static LogThrottle throttle(std::chrono::seconds(10));
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto verdict = throttle.offer(LogThrottle::Clock::now());
+    if (!verdict.write) return;
+    if (verdict.held_back > 0) {
+      text += "; " + std::to_string(verdict.held_back) + " more such lines held back before it";
+    }
   }
   log_line(text);
 }

@@ -199,7 +199,8 @@ constexpr Option kOptions[] = {
      "UNAVAILABLE until it ends (default 1500)",
      set_commit_late},
     {"read-timeout-ms", "N",
-     "the longest a read (ListMeters) waits for what it saw to be committed;\n"
+     "the longest a read (ListMeters) or a client's balance snapshot\n"
+     "(TakeBalanceSnapshot, a report up to now) waits for its commit;\n"
      "UNAVAILABLE past it (default 2000)",
      set_read_timeout},
     {"streams-max", "N",

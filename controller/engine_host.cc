@@ -94,10 +94,11 @@ std::optional<std::vector<BalanceSnapshotRecord>> EngineHost::snapshot_balances(
     SnapshotReason reason) {
   std::unique_lock lock(mutex_);
   if (durability_ == nullptr) return balances_of(*engine_, reason);
-  // Like a read, it waits at most the read timeout (a stalled database must not hold the
-  // caller's thread); the snapshot may still commit after the caller gave up, which is harmless.
+  // A client's snapshot waits at most the read timeout, like a read (a stalled database must not
+  // hold the caller's thread); it may still commit after the caller gave up, which is harmless.
+  // The daemon's own (start, interval, stop) wait for their commit.
   std::optional<std::chrono::steady_clock::time_point> until;
-  if (timings_.read_timeout.count() > 0) {
+  if (reason == SnapshotReason::request && timings_.read_timeout.count() > 0) {
     until = std::chrono::steady_clock::now() + timings_.read_timeout;
   }
   const auto room = [&] {

@@ -170,8 +170,9 @@ class EngineHost {
   // Records every link's balances as the engine holds them now, between two commands: the
   // snapshot joins the gathering batch, so it commits in the same transaction as the commands
   // before it and includes exactly their transfers. Answers once that batch has committed, one
-  // record per link; nothing while the host cannot commit, when the batch was lost, or when it
-  // is not durable within the read timeout. Without durability the snapshot is only returned.
+  // record per link; nothing while the host cannot commit, when the batch was lost, or (for a
+  // client's request) when it is not durable within the read timeout. Without durability the
+  // snapshot is only returned.
   std::optional<std::vector<BalanceSnapshotRecord>> snapshot_balances(SnapshotReason reason);
 
   // Runs a command that a status watcher must hear about (an operator closing a link).

@@ -708,7 +708,8 @@ class AdminServiceImpl final : public AdminServiceBase {
     // committed before the request is in it.
     if (!to && !host_.snapshot_balances(SnapshotReason::request)) {
       return Status(StatusCode::UNAVAILABLE,
-                    "the controller cannot record the balances now (the report's end); retry");
+                    "the controller could not record the balances in time (the report's end); "
+                    "retry");
     }
     const auto report = reports_->reconcile(links, from, to);
     if (!report) return to_status(report.error());
@@ -759,7 +760,8 @@ class AdminServiceImpl final : public AdminServiceBase {
     const auto taken = host_.snapshot_balances(SnapshotReason::request);
     if (!taken) {
       return Status(StatusCode::UNAVAILABLE,
-                    "the controller cannot record changes now: no snapshot taken; retry");
+                    "the controller could not record the snapshot in time: it may still be "
+                    "recorded; retry");
     }
     for (const BalanceSnapshotRecord& snapshot : *taken) {
       auto* out = response->add_links();

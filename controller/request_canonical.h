@@ -15,6 +15,9 @@
 // - how a keyed hand is spelt: its hand_key() ("Full House", "FULL_HOUSE" -> "fullhouse"); and
 //   given the table's paytables, the hand the key names there, so that two rows of one hand
 //   printed differently ("4 of a Kind", "Four-of-a-Kind", "FOUR_OF_A_KIND") are the same hand.
+//   The paytables are those in force at the retry, which may not be those of the first settle
+//   (a restart with an edited floor); that is sound because a printed label names one hand on
+//   every shipped paytable (tests/unit/keyed_hand_test.cc, EveryShippedLabelNamesOneHand...).
 // What does change it stays: ids, amounts, which seat holds which cards, the board and the link
 // cards in deal order (the flop is the board's first three), a void's reason.
 

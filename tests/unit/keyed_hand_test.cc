@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -132,6 +133,25 @@ std::string paytable_text(const std::string& id, const std::string& rows) {
 std::string fixed_row(const char* hand, const char* label, const char* amount = "10.00") {
   return std::string("rows { hand: ") + hand + " label: \"" + label + "\" fixed { amount: \"" +
          amount + "\" } } ";
+}
+
+// Across every shipped paytable, a printed label names one hand: what a keyed hand means does not
+// depend on which paytables a table plays, so a settle replay compared by hand
+// (request_canonical.h) means the same after a restart that gave the table other paytables.
+TEST(KeyedLabels, EveryShippedLabelNamesOneHandOnEveryPaytable) {
+  std::map<std::string, std::pair<HandEvent, std::string>> meaning;  // Key -> (hand, where).
+  std::size_t labels = 0;
+  for (const Paytable& paytable : shipped()) {
+    for (const PaytableRow& row : paytable.rows) {
+      ++labels;
+      const std::string key = hand_key(row.label.view());
+      const auto [it, added] = meaning.try_emplace(key, row.hand, paytable.id);
+      EXPECT_TRUE(added || it->second.first == row.hand)
+          << "'" << row.label.view() << "' on " << paytable.id << " is " << to_string(row.hand)
+          << " but " << to_string(it->second.first) << " on " << it->second.second;
+    }
+  }
+  EXPECT_GT(labels, 390U);
 }
 
 TEST(KeyedLabels, APaytableWhoseLabelsKeyAlikeIsRefused) {
