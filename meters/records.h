@@ -143,9 +143,9 @@ struct TransferRecord {
 
 enum class CommandKind : std::uint8_t { open, lock, settle, void_round };
 
-// A command's first request and answer, encoded (controller/engine_codec.h), in one immutable
-// buffer made with a single allocation: the engine keeps it for replays and the command's record
-// shares it with storage, so neither copies the bytes.
+// A command's first request and answer, encoded (controller/engine/engine_codec.h), in one
+// immutable buffer made with a single allocation: the engine keeps it for replays and the command's
+// record shares it with storage, so neither copies the bytes.
 class EncodedCommand {
  public:
   EncodedCommand() = default;

@@ -9,8 +9,8 @@
 #include <new>
 #include <random>
 
-#include "controller/engine.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/hands/paytable_loader.h"
 #include "tests/support/fixed_clock.h"
 
 // Every allocation in the process, counted, so that the benchmarks can report allocations per

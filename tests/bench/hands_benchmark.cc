@@ -4,8 +4,8 @@
 #include <thread>
 #include <vector>
 
-#include "controller/hand_eval.h"
-#include "controller/paytable.h"
+#include "controller/hands/hand_eval.h"
+#include "controller/hands/paytable.h"
 #include "meters/random.h"
 #include "tests/support/hand_census.h"
 

@@ -290,7 +290,7 @@ TEST_F(AdminEndToEnd, GetConfigAnswersTheFloorAndPaytablesInForce) {
   ASSERT_EQ(config.paytables_size(), 1);
   EXPECT_EQ(config.paytables(0).paytable_id(), "PT-BJS-HUH-5CP-01");
   std::ifstream shipped(std::string(JACKPOTD_SOURCE_DIR) +
-                        "/controller/paytables/pt-bjs-huh-5cp-01.textproto");
+                        "/controller/hands/paytables/pt-bjs-huh-5cp-01.textproto");
   std::ostringstream text;
   text << shipped.rdbuf();
   EXPECT_EQ(config.paytables(0).text(), text.str());

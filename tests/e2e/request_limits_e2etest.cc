@@ -14,7 +14,7 @@
 #include <pqxx/pqxx>
 #include <regex>
 
-#include "controller/request_limits.h"
+#include "controller/limits/request_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"

@@ -1,6 +1,6 @@
-// Round ids over real gRPC (controller/round_counter.h, docs/limits.md "Rounds and round ids"):
-// ids out of range, commands for rounds two or more behind, OpenRound repeats after the round
-// moved on, and jumps that would use up a table's counter, across restarts.
+// Round ids over real gRPC (controller/engine/round_counter.h, docs/limits.md "Rounds and round
+// ids"): ids out of range, commands for rounds two or more behind, OpenRound repeats after the
+// round moved on, and jumps that would use up a table's counter, across restarts.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-// libFuzzer target: card parsing (controller/cards.h) on arbitrary text.
+// libFuzzer target: card parsing (controller/hands/cards.h) on arbitrary text.
 //
 // Checked for every input: parse_card() either refuses with a message or yields a card in range
 // that prints and parses back to itself; the inline two-letter parser agrees with parse_card()
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "controller/cards.h"
+#include "controller/hands/cards.h"
 #include "meters/invariant.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target: the replay codec (controller/engine_codec.h) on arbitrary bytes.
+// libFuzzer target: the replay codec (controller/engine/engine_codec.h) on arbitrary bytes.
 //
 // The first byte chooses the message type; the rest is decoded as that type. Checked for every
 // input: decoding never reads out of bounds or crashes; what decodes in the current version
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "controller/engine_codec.h"
+#include "controller/engine/engine_codec.h"
 #include "meters/invariant.h"
 
 namespace {

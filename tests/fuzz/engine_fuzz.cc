@@ -1,4 +1,5 @@
-// libFuzzer target: arbitrary command sequences against the round engine (controller/engine.h).
+// libFuzzer target: arbitrary command sequences against the round engine
+// (controller/engine/engine.h).
 //
 // An engine on the small fixed floor of engine_fuzz_floor.textproto, with a stopped clock and a
 // seeded deterministic random source, runs the commands the input spells (engine_commands.h):

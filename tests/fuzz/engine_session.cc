@@ -14,8 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/floor_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/engine/floor_loader.h"
 #include "meters/invariant.h"
 #include "meters/random.h"
 #include "tests/fuzz/engine_commands.h"
@@ -426,7 +426,7 @@ class Session {
             return;
           }
           // Refused: only when the round has left memory, or for an OpenRound, once its round
-          // is no longer the table's latest OPEN round (controller/round_counter.h).
+          // is no longer the table's latest OPEN round (controller/engine/round_counter.h).
           constexpr bool kOpen =
               std::is_same_v<std::decay_t<decltype(done.request)>, OpenRoundRequest>;
           for (const TableSnapshot& kept : before.tables) {

@@ -1,5 +1,5 @@
-// libFuzzer target: the floor text loader (controller/floor_loader.h) on arbitrary text, against
-// the shipped paytables.
+// libFuzzer target: the floor text loader (controller/engine/floor_loader.h) on arbitrary text,
+// against the shipped paytables.
 //
 // Checked for every input: the loader either refuses with messages that each name a position
 // ("origin:line:column: what"), or returns a configuration that validate() accepts and that an
@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/floor_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/engine/floor_loader.h"
 #include "meters/random.h"
 #include "tests/fuzz/fuzz_support.h"
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "controller/paytable_loader.h"
+#include "controller/hands/paytable_loader.h"
 #include "tests/fuzz/engine_commands.h"
 #include "tests/fuzz/engine_session.h"
 

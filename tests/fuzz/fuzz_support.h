@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/hands/paytable_loader.h"
 #include "meters/invariant.h"
 
 namespace jackpot::fuzz {

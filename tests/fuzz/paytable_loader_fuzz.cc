@@ -1,4 +1,5 @@
-// libFuzzer target: the paytable text loader (controller/paytable_loader.h) on arbitrary text.
+// libFuzzer target: the paytable text loader (controller/hands/paytable_loader.h) on arbitrary
+// text.
 //
 // Checked for every input: the loader either refuses with a message that names a position
 // ("origin:line:column: what"), or returns a paytable that keeps the loader's promises: an id,
@@ -11,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "controller/paytable.h"
-#include "controller/paytable_loader.h"
+#include "controller/hands/paytable.h"
+#include "controller/hands/paytable_loader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,5 +1,5 @@
 // libFuzzer target: the decoding and size checks every RPC's request passes before the engine
-// (controller/request_checks.h), as the gRPC adapters run them.
+// (controller/api/request_checks.h), as the gRPC adapters run them.
 //
 // The first byte picks the RPC (every method of every jackpot.v1 service, by its request type);
 // the rest are the request's bytes. Checked for every input: parsing either refuses or yields a
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/request_checks.h"
-#include "controller/request_limits.h"
+#include "controller/api/request_checks.h"
+#include "controller/limits/request_limits.h"
 #include "jackpot/v1/admin.pb.h"
 #include "jackpot/v1/sign.pb.h"
 #include "jackpot/v1/supervisor.pb.h"

@@ -10,9 +10,9 @@
 #include <random>
 #include <set>
 
-#include "controller/engine.h"
-#include "controller/paytable_loader.h"
-#include "controller/recovery.h"
+#include "controller/durability/recovery.h"
+#include "controller/engine/engine.h"
+#include "controller/hands/paytable_loader.h"
 #include "storage/commit_connection.h"
 #include "storage/migrations.h"
 #include "storage/record_writer.h"

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "controller/durable.h"
-#include "controller/engine_host.h"
-#include "controller/paytable_loader.h"
+#include "controller/durability/durable.h"
+#include "controller/hands/paytable_loader.h"
+#include "controller/host/engine_host.h"
 #include "storage/migrations.h"
 #include "storage/state_loader.h"
 #include "tests/support/fixed_clock.h"

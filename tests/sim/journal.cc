@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-#include "controller/recovery.h"
+#include "controller/durability/recovery.h"
 
 namespace jackpot::sim {
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/engine_host.h"
+#include "controller/engine/engine.h"
+#include "controller/host/engine_host.h"
 #include "storage/state_loader.h"
 
 namespace jackpot::sim {

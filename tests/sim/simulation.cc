@@ -16,11 +16,11 @@
 #include <utility>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/engine_codec.h"
-#include "controller/engine_config.h"
-#include "controller/engine_host.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/engine/engine_codec.h"
+#include "controller/engine/engine_config.h"
+#include "controller/hands/paytable_loader.h"
+#include "controller/host/engine_host.h"
 #include "meters/random.h"
 #include "meters/reconcile.h"
 #include "tests/sim/journal.h"
@@ -1073,7 +1073,7 @@ class Simulation {
     };
     if (round.opened) {
       // An OpenRound repeat answers only while its round is the table's latest and OPEN
-      // (controller/round_counter.h); after that it is refused and changes nothing.
+      // (controller/engine/round_counter.h); after that it is refused and changes nothing.
       const bool latest_open = host_->read([&](const Engine& e) {
         for (const TableSnapshot& saved : e.snapshot().tables) {
           if (saved.id.value() == table) {

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "controller/engine.h"
+#include "controller/engine/engine.h"
 
 namespace jackpot::testing {
 

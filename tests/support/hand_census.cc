@@ -3,7 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "controller/hand_eval.h"
+#include "controller/hands/hand_eval.h"
 
 namespace jackpot::testing {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/engine_codec.h"
-#include "controller/engine_config.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/engine/engine_codec.h"
+#include "controller/engine/engine_config.h"
+#include "controller/hands/paytable_loader.h"
 #include "meters/random.h"
 
 namespace jackpot {

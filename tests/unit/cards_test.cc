@@ -1,8 +1,8 @@
-#include "controller/cards.h"
+#include "controller/hands/cards.h"
 
 #include <gtest/gtest.h>
 
-#include "controller/paytable.h"
+#include "controller/hands/paytable.h"
 
 namespace jackpot {
 namespace {

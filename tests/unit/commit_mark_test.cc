@@ -1,6 +1,6 @@
 // The rule recovery applies to the database's commit mark before it serves (judge_database), and
 // the state file that keeps the daemon's mark across restarts.
-#include "controller/commit_mark.h"
+#include "controller/durability/commit_mark.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

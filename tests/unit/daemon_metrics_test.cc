@@ -1,7 +1,7 @@
 // The daemon's Prometheus metrics of voids, from committed records: counted by bounded labels
 // only (the phase a round left, where its refund came from); the void's reason, free text, never
 // becomes a label. Rounds that kept a voided round's Dynamic Pays are counted by link.
-#include "controller/daemon_metrics.h"
+#include "controller/daemon/daemon_metrics.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>

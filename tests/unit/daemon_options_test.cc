@@ -1,4 +1,4 @@
-#include "controller/daemon_options.h"
+#include "controller/daemon/daemon_options.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

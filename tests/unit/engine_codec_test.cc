@@ -1,4 +1,4 @@
-#include "controller/engine_codec.h"
+#include "controller/engine/engine_codec.h"
 
 #include <gtest/gtest.h>
 

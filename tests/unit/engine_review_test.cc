@@ -1,8 +1,8 @@
 // Regression tests for defects an independent review found in the round engine.
 #include <gtest/gtest.h>
 
-#include "controller/engine.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/hands/paytable_loader.h"
 #include "tests/support/fixed_clock.h"
 
 namespace jackpot {

@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "controller/engine.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/hands/paytable_loader.h"
 #include "tests/support/fixed_clock.h"
 
 namespace jackpot {

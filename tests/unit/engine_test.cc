@@ -2,7 +2,7 @@
 // from its code. Every expected amount is worked out by hand in exact micros from the link's
 // configuration; every command is followed by Engine::check_invariants(); every refused command
 // must change nothing and record nothing; every replay must return the first answer.
-#include "controller/engine.h"
+#include "controller/engine/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "controller/engine_config.h"
-#include "controller/paytable_loader.h"
-#include "controller/request_limits.h"
+#include "controller/engine/engine_config.h"
+#include "controller/hands/paytable_loader.h"
+#include "controller/limits/request_limits.h"
 #include "meters/hidden_trigger.h"
 #include "meters/random.h"
 #include "meters/reconcile.h"
@@ -2263,8 +2263,8 @@ TEST(EngineAdjustments, ARestoredEngineAnswersReplays) {
   EXPECT_TRUE(out.empty());
 }
 
-// A supervisor's re-base of a table's round counter (controller/round_counter.h): refused while
-// the latest round is OPEN or LOCKED, idempotent by request id, and after it the table plays
+// A supervisor's re-base of a table's round counter (controller/engine/round_counter.h): refused
+// while the latest round is OPEN or LOCKED, idempotent by request id, and after it the table plays
 // from the re-based id again, old ids included, in a new counter epoch.
 TEST(EngineRoundCounter, ARebaseLetsARestartedCounterPlayAgain) {
   Harness h(two_link_config());

@@ -7,9 +7,9 @@
 
 #include <functional>
 
-#include "controller/engine.h"
-#include "controller/paytable_loader.h"
-#include "controller/recovery.h"
+#include "controller/durability/recovery.h"
+#include "controller/engine/engine.h"
+#include "controller/hands/paytable_loader.h"
 #include "meters/link.h"
 #include "tests/support/fixed_clock.h"
 

@@ -1,6 +1,6 @@
 // The floor file (jackpot.config.v1.Floor): the shipped example loads; every field converts to
 // the engine's configuration; every problem is refused with "origin:line:column: what".
-#include "controller/floor_loader.h"
+#include "controller/engine/floor_loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "controller/paytable_loader.h"
+#include "controller/hands/paytable_loader.h"
 
 namespace jackpot {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/hand_eval.h"
+#include "controller/hands/hand_eval.h"
 
 #include <gtest/gtest.h>
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/engine.h"
-#include "controller/engine_config.h"
-#include "controller/paytable.h"
-#include "controller/paytable_loader.h"
+#include "controller/engine/engine.h"
+#include "controller/engine/engine_config.h"
+#include "controller/hands/paytable.h"
+#include "controller/hands/paytable_loader.h"
 #include "meters/random.h"
 
 namespace jackpot {

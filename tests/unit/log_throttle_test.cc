@@ -1,4 +1,4 @@
-#include "controller/log_throttle.h"
+#include "controller/daemon/log_throttle.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// The shipped paytable files (controller/paytables/*.textproto) against tests/data/paytables.json,
-// the transcription of the regulations' progressive paytables: one file per JSON paytable, named
-// from its id, equal field by field and row by row. The JSON is read through a proto3 mirror of
-// its structure (jackpot.testing.JsonPaytables) that rejects unknown keys, so a renamed key fails
-// here instead of silently reading as empty.
+// The shipped paytable files (controller/hands/paytables/*.textproto) against
+// tests/data/paytables.json, the transcription of the regulations' progressive paytables: one file
+// per JSON paytable, named from its id, equal field by field and row by row. The JSON is read
+// through a proto3 mirror of its structure (jackpot.testing.JsonPaytables) that rejects unknown
+// keys, so a renamed key fails here instead of silently reading as empty.
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
@@ -36,7 +36,7 @@ using testing::JsonEntry;
 using testing::JsonPaytable;
 using testing::JsonPaytables;
 
-constexpr char kPaytablesDir[] = JACKPOTD_SOURCE_DIR "/controller/paytables";
+constexpr char kPaytablesDir[] = JACKPOTD_SOURCE_DIR "/controller/hands/paytables";
 constexpr char kJsonPath[] = JACKPOTD_SOURCE_DIR "/tests/data/paytables.json";
 constexpr int kPaytableCount = 61;
 

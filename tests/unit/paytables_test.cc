@@ -8,8 +8,8 @@
 #include <random>
 #include <sstream>
 
-#include "controller/paytable.h"
-#include "controller/paytable_loader.h"
+#include "controller/hands/paytable.h"
+#include "controller/hands/paytable_loader.h"
 
 namespace jackpot {
 namespace {

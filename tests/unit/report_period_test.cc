@@ -1,4 +1,4 @@
-#include "controller/report_period.h"
+#include "controller/api/report_period.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// The canonical form of the engine's requests (controller/request_canonical.h): which spellings
-// are one request, table by table.
-#include "controller/request_canonical.h"
+// The canonical form of the engine's requests (controller/engine/request_canonical.h): which
+// spellings are one request, table by table.
+#include "controller/engine/request_canonical.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/paytable_loader.h"
+#include "controller/hands/paytable_loader.h"
 
 namespace jackpot {
 namespace {

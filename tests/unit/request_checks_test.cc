@@ -3,7 +3,7 @@
 // has the limit this file's table gives it, is accepted at that limit and refused one byte past
 // it without echoing the text; every repeated field takes kMaxRepeatedEntries entries and no
 // more; docs/limits.md lists every field with its limit.
-#include "controller/request_checks.h"
+#include "controller/api/request_checks.h"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
@@ -18,7 +18,7 @@
 #include <sstream>
 #include <vector>
 
-#include "controller/request_limits.h"
+#include "controller/limits/request_limits.h"
 #include "jackpot/v1/admin.pb.h"
 #include "jackpot/v1/sign.pb.h"
 #include "jackpot/v1/supervisor.pb.h"
@@ -33,7 +33,7 @@ using google::protobuf::Message;
 
 // What each string field of a request may hold, in bytes. A field missing here fails
 // EveryStringFieldOfEveryRequestHasItsLimit: add it here, to kStringFieldLimits in
-// controller/request_checks.cc and to docs/limits.md.
+// controller/api/request_checks.cc and to docs/limits.md.
 const std::map<std::string, std::size_t> kExpectedLimits = {
     {"jackpot.v1.OpenRoundRequest.table_id", 64},
     {"jackpot.v1.LockWagersRequest.table_id", 64},
@@ -181,7 +181,7 @@ TEST(RequestChecks, EveryStringFieldOfEveryRequestHasItsLimit) {
     const auto expected = kExpectedLimits.find(field->full_name());
     ASSERT_NE(expected, kExpectedLimits.end())
         << field->full_name() << " (in " << where
-        << ") has no limit: add it to kStringFieldLimits in controller/request_checks.cc, to "
+        << ") has no limit: add it to kStringFieldLimits in controller/api/request_checks.cc, to "
            "docs/limits.md and to kExpectedLimits here";
     EXPECT_EQ(string_field_limit(*field), expected->second) << field->full_name();
 

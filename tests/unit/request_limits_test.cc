@@ -1,4 +1,4 @@
-#include "controller/request_limits.h"
+#include "controller/limits/request_limits.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// The round-id rules (controller/round_counter.h), row by row: which ids exist, which round a
-// command names, and what an OpenRound means at each state of the table's counter.
-#include "controller/round_counter.h"
+// The round-id rules (controller/engine/round_counter.h), row by row: which ids exist, which round
+// a command names, and what an OpenRound means at each state of the table's counter.
+#include "controller/engine/round_counter.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "controller/stream_limits.h"
+#include "controller/api/stream_limits.h"
 
 #include <gtest/gtest.h>
 

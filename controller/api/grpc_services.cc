@@ -1,0 +1,976 @@
+#include "controller/api/grpc_services.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "controller/api/report_period.h"
+#include "controller/api/request_checks.h"
+#include "controller/api/stream_limits.h"
+#include "controller/limits/request_limits.h"
+#include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
+#include "jackpot/v1/table.grpc.pb.h"
+#include "meters/invariant.h"
+
+namespace jackpot {
+namespace {
+
+namespace pb = ::jackpot::v1;
+using grpc::ServerContext;
+using grpc::Status;
+using grpc::StatusCode;
+
+// What the caller should do about each refusal decides its code (docs/architecture.md §7).
+StatusCode status_code(EngineError error) {
+  switch (error) {
+    case EngineError::unknown_table:
+    case EngineError::unknown_link:
+    case EngineError::unknown_payout:
+    case EngineError::round_not_found:
+      return StatusCode::NOT_FOUND;
+    case EngineError::round_id_not_increasing:
+    case EngineError::round_superseded:
+    case EngineError::round_id_jump_too_far:
+    case EngineError::previous_round_open:
+    case EngineError::wrong_round_state:
+    case EngineError::link_closed:
+    case EngineError::replay_differs:
+    case EngineError::must_hit_by_needs_supervisor:
+    case EngineError::payout_not_pending:
+    case EngineError::already_approved:
+    case EngineError::ledger_refused:
+      return StatusCode::FAILED_PRECONDITION;
+    case EngineError::link_unavailable:
+      return StatusCode::UNAVAILABLE;
+    case EngineError::invalid_argument:
+      return StatusCode::INVALID_ARGUMENT;
+  }
+  return StatusCode::INTERNAL;
+}
+
+Status to_status(const EngineFailure& failure) {
+  return Status(status_code(failure.code), failure.message);
+}
+
+void fill_meter(const LevelMeterView& view, pb::LevelMeter* meter) {
+  meter->set_link_id(view.link.value());
+  meter->set_level(view.level);
+  meter->set_name(view.name);
+  meter->set_amount_cents(view.meter.cents_floor());
+  if (view.must_hit_by) meter->set_must_hit_by_cents(view.must_hit_by->cents_floor());
+  if (view.ceiling) meter->set_ceiling_cents(view.ceiling->cents_floor());
+}
+
+template <typename Repeated>
+void fill_meters(const std::vector<LevelMeterView>& views, Repeated* meters) {
+  for (const LevelMeterView& view : views) fill_meter(view, meters->Add());
+}
+
+pb::AwardKind award_kind(AwardKind kind) {
+  switch (kind) {
+    case AwardKind::percent:
+      return pb::AWARD_KIND_PERCENT;
+    case AwardKind::fixed:
+      return pb::AWARD_KIND_FIXED;
+    case AwardKind::dynamic:
+      return pb::AWARD_KIND_DYNAMIC;
+    case AwardKind::must_hit_by:
+      return pb::AWARD_KIND_MUST_HIT_BY;
+    case AwardKind::envy:
+      return pb::AWARD_KIND_ENVY;
+  }
+  return pb::AWARD_KIND_UNSPECIFIED;
+}
+
+// Empty for an answer kept before the engine recorded it: the wire says UNSPECIFIED then.
+pb::PayoutState payout_state(std::optional<PayoutState> state) {
+  if (!state) return pb::PAYOUT_STATE_UNSPECIFIED;
+  switch (*state) {
+    case PayoutState::pending:
+      return pb::PAYOUT_STATE_PENDING;
+    case PayoutState::paid:
+      return pb::PAYOUT_STATE_PAID;
+    case PayoutState::rejected:
+      return pb::PAYOUT_STATE_REJECTED;
+  }
+  return pb::PAYOUT_STATE_UNSPECIFIED;
+}
+
+pb::LinkStatus link_status(LinkStatus status) {
+  switch (status) {
+    case LinkStatus::open:
+      return pb::LINK_STATUS_OPEN;
+    case LinkStatus::closed:
+      return pb::LINK_STATUS_CLOSED;
+    case LinkStatus::unavailable:
+      return pb::LINK_STATUS_UNAVAILABLE;
+  }
+  return pb::LINK_STATUS_UNSPECIFIED;
+}
+
+// Who is calling, for the record: the identity of the client's certificate once mutual TLS
+// authenticates callers, and until then the unauthenticated peer's address.
+std::string caller(const ServerContext& context) {
+  const auto auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    std::string identity;
+    for (const auto& part : auth->GetPeerIdentity()) {
+      identity += (identity.empty() ? "" : ",") + std::string(part.data(), part.size());
+    }
+    if (!identity.empty()) return identity;
+  }
+  return "unauthenticated " + context.peer();
+}
+
+std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& field) {
+  return {field.begin(), field.end()};
+}
+
+// Every call before the daemon's start is on record (StartGate).
+Status starting() {
+  return Status(StatusCode::UNAVAILABLE,
+                "jackpotd is starting: its start is not on record yet; retry");
+}
+
+// The one check of the start gate, made by the shared wrapper every RPC goes through
+// (serve_unary, AdminServiceImpl::serve_unary, the streamed WatchLinkStatus) before it reads its
+// request: no method of any service runs before the start is on record.
+std::optional<Status> refused_before_start(const StartGate& gate) {
+  if (gate.config() == nullptr) return starting();
+  return std::nullopt;
+}
+
+// Why a request's bytes are refused when they do not parse as its message (a truncated or
+// foreign message, a string field that is not UTF-8, or no message at all). gRPC itself would
+// answer UNIMPLEMENTED (callback methods) or INTERNAL (sync methods) with no message.
+template <typename Request>
+Status unparsable() {
+  return Status(StatusCode::INVALID_ARGUMENT,
+                "the request is not a valid " + Request::descriptor()->full_name() +
+                    ": its bytes do not parse as that message (string fields must be UTF-8)");
+}
+
+// Parses a request's bytes and checks its sizes (request_problem): the refusal, or nothing when
+// `request` holds a request the service may serve.
+template <typename Request>
+std::optional<Status> read_request(const grpc::ByteBuffer& bytes, Request& request) {
+  grpc::ByteBuffer copy(bytes);  // Deserialize consumes its buffer; this shares the slices.
+  if (!grpc::SerializationTraits<Request>::Deserialize(&copy, &request).ok()) {
+    return unparsable<Request>();
+  }
+  if (auto problem = request_problem(request)) {
+    return Status(StatusCode::INVALID_ARGUMENT, *problem);
+  }
+  return std::nullopt;
+}
+
+// A unary call on the raw callback API: the request as parsed, the response being filled, and
+// how the call ends. Shared by the adapter and the engine's answer callback.
+template <typename Request, typename Response>
+class UnaryCall {
+ public:
+  UnaryCall(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out)
+      : reactor_(reactor), out_(out) {}
+
+  Request request;
+  Response response;
+
+  // Ends the call with `status`, and with the response when `status` is OK.
+  void finish(const Status& status) {
+    if (status.ok()) {
+      bool own_buffer = false;
+      const Status serialized =
+          grpc::SerializationTraits<Response>::Serialize(response, out_, &own_buffer);
+      if (!serialized.ok()) {
+        reactor_->Finish(serialized);
+        return;
+      }
+    }
+    reactor_->Finish(status);
+  }
+
+ private:
+  grpc::ServerUnaryReactor* reactor_;
+  grpc::ByteBuffer* out_;
+};
+
+template <typename Request, typename Response>
+using UnaryCallPtr = std::shared_ptr<UnaryCall<Request, Response>>;
+
+// Refuses every call before the start is on record (refused_before_start), then parses and
+// checks the request of a raw unary call and hands the call to `serve`; a request that does not
+// parse or is too large is INVALID_ARGUMENT and never reaches the engine.
+template <typename Request, typename Response, typename Serve>
+grpc::ServerUnaryReactor* serve_unary(const StartGate& gate, grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out,
+                                      Serve serve) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto call = std::make_shared<UnaryCall<Request, Response>>(reactor, out);
+  if (auto refusal = refused_before_start(gate)) {
+    call->finish(*refusal);
+    return reactor;
+  }
+  if (auto refusal = read_request(*bytes, call->request)) {
+    call->finish(*refusal);
+    return reactor;
+  }
+  serve(std::move(call));
+  return reactor;
+}
+
+void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
+  std::int64_t seconds = unix_us / 1'000'000;
+  std::int64_t micros = unix_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --seconds;
+  }
+  out.set_seconds(seconds);
+  out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
+}
+
+// A WatchLinkStatus call refused before it streams anything.
+class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(const Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+class StatusStream;
+
+// Every open WatchLinkStatus stream: the bounds on how many (per server and per peer host), and
+// the fan-out of each status change to every stream, without a thread per stream.
+class StatusStreams {
+ public:
+  explicit StatusStreams(StreamLimits limits) : slots_(limits) {}
+
+  // Counts and keeps `stream`; the refusal's message when a bound is reached.
+  std::optional<std::string> add(StatusStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (auto refused = slots_.take(peer)) return refused;
+    streams_.insert(stream);
+    return std::nullopt;
+  }
+  void remove(StatusStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (streams_.erase(stream) > 0) slots_.give_back(peer);
+  }
+  // Tells every stream that a status may have changed (or the daemon is stopping). Called by the
+  // host without its lock; each stream is kept alive while it is told.
+  void changed();
+
+ private:
+  std::mutex mutex_;
+  StreamSlots slots_;
+  std::set<StatusStream*> streams_;
+};
+
+// One table's WatchLinkStatus stream: sends each link's status whenever it differs from what the
+// table last heard, one write at a time; finishes OK when the daemon stops, and when the client
+// cancels. Deletes itself once gRPC is done with it and no notification holds it.
+class StatusStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(EngineHost& host,
+                                                          std::shared_ptr<StatusStreams> streams,
+                                                          std::vector<LinkId> links,
+                                                          std::string peer) {
+    auto* stream = new StatusStream(host, streams, std::move(links), std::move(peer));
+    if (auto refused = streams->add(stream, stream->peer_)) {
+      delete stream;
+      return new RefusedStream(Status(StatusCode::RESOURCE_EXHAUSTED, *refused));
+    }
+    stream->pump();
+    return stream;
+  }
+
+  // A notification's hold on the stream: it lives until the last one is released.
+  void hold() { holds_.fetch_add(1); }
+  void release() {
+    if (holds_.fetch_sub(1) == 1) delete this;
+  }
+
+  // A status may have changed: send what differs, unless a write is under way (its end looks
+  // again).
+  void pump() {
+    std::unique_lock lock(mutex_);
+    if (writing_ || finished_) return;
+    if (host_.stopping() || cancelled_) {
+      finished_ = true;
+      const bool cancelled = cancelled_;
+      lock.unlock();
+      // The last call on this object: OnDone may delete it.
+      Finish(cancelled ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
+                       : Status::OK);
+      return;
+    }
+    const std::vector<LinkStatusView> now = host_.link_statuses(links_);
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (sent_[i] && *sent_[i] == now[i].status) continue;
+      sent_[i] = now[i].status;
+      next_.Clear();
+      next_.set_link_id(links_[i].value());
+      next_.set_status(link_status(now[i].status));
+      next_.set_reason(now[i].status == LinkStatus::open ? "open"
+                       : now[i].status == LinkStatus::closed
+                           ? "closed by an operator"
+                           : "the controller cannot record changes");
+      if (now[i].since_us != 0) set_time(now[i].since_us, *next_.mutable_since());
+      next_bytes_.Clear();  // Serialize fills an empty buffer only.
+      bool own_buffer = false;
+      if (!grpc::SerializationTraits<pb::LinkStatusUpdate>::Serialize(next_, &next_bytes_,
+                                                                      &own_buffer)
+               .ok()) {
+        finished_ = true;
+        lock.unlock();
+        Finish(Status(StatusCode::INTERNAL, "a link status update could not be serialised"));
+        return;
+      }
+      writing_ = true;
+      lock.unlock();
+      StartWrite(&next_bytes_);
+      return;
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mutex_);
+      writing_ = false;
+      if (!ok) cancelled_ = true;  // The stream is broken: nothing more can be sent.
+    }
+    pump();
+  }
+  void OnCancel() override {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    pump();
+  }
+  void OnDone() override {
+    streams_->remove(this, peer_);
+    release();
+  }
+
+ private:
+  StatusStream(EngineHost& host, std::shared_ptr<StatusStreams> streams, std::vector<LinkId> links,
+               std::string peer)
+      : host_(host),
+        streams_(std::move(streams)),
+        links_(std::move(links)),
+        peer_(std::move(peer)),
+        sent_(links_.size()) {}
+  ~StatusStream() override = default;
+
+  EngineHost& host_;
+  std::shared_ptr<StatusStreams> streams_;
+  const std::vector<LinkId> links_;
+  const std::string peer_;
+  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
+  std::mutex mutex_;
+  std::vector<std::optional<LinkStatus>> sent_;  // What the table last heard, per link.
+  pb::LinkStatusUpdate next_;                    // The write under way,
+  grpc::ByteBuffer next_bytes_;                  // and its bytes.
+  bool writing_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+};
+
+void StatusStreams::changed() {
+  std::vector<StatusStream*> told;
+  {
+    std::lock_guard lock(mutex_);
+    told.assign(streams_.begin(), streams_.end());
+    for (StatusStream* stream : told) stream->hold();
+  }
+  for (StatusStream* stream : told) {
+    stream->pump();
+    stream->release();
+  }
+}
+
+// The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
+// thread, and the committer answers a whole batch at once (docs/architecture.md §7). They are
+// raw methods that parse their own requests, so that bytes that do not parse are
+// INVALID_ARGUMENT with a message (read_request).
+using TableServiceBase = pb::TableService::WithRawCallbackMethod_OpenRound<
+    pb::TableService::WithRawCallbackMethod_LockWagers<
+        pb::TableService::WithRawCallbackMethod_SettleRound<
+            pb::TableService::WithRawCallbackMethod_VoidRound<
+                pb::TableService::WithRawCallbackMethod_WatchLinkStatus<
+                    pb::TableService::Service>>>>>;
+
+class TableServiceImpl final : public TableServiceBase {
+ public:
+  TableServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits)
+      : host_(host), gate_(gate), streams_(std::make_shared<StatusStreams>(limits)) {
+    // Every change reaches the streams; the service may go before the host.
+    host_.on_status_change([weak = std::weak_ptr<StatusStreams>(streams_)] {
+      if (const auto streams = weak.lock()) streams->changed();
+    });
+  }
+
+  grpc::ServerUnaryReactor* OpenRound(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return serve_unary<pb::OpenRoundRequest, pb::OpenRoundResponse>(
+        gate_, context, request, response, [this](auto call) { open_round(std::move(call)); });
+  }
+
+  void open_round(UnaryCallPtr<pb::OpenRoundRequest, pb::OpenRoundResponse> call) {
+    const pb::OpenRoundRequest* request = &call->request;
+    pb::OpenRoundResponse* response = &call->response;
+    const OpenRoundRequest command{TableId(request->table_id()), RoundId(request->round_id())};
+    answer_when_durable(
+        std::move(call),
+        [&](Engine& engine, Records& records) { return engine.open_round(command, records); },
+        [response](const OpenRoundAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          for (const DynamicSelectionView& selection : answer.dynamic_pays) {
+            auto* out = response->add_dynamic_pays();
+            out->set_link_id(selection.link.value());
+            out->set_paytable_id(selection.paytable_id);
+            for (const DynamicPayView& pay : selection.pays) {
+              auto* pay_out = out->add_pays();
+              pay_out->set_hand(pay.hand);
+              pay_out->set_option(pay.option);
+              pay_out->set_amount_cents(pay.amount.cents_floor());
+            }
+          }
+        });
+  }
+
+  grpc::ServerUnaryReactor* LockWagers(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override {
+    return serve_unary<pb::LockWagersRequest, pb::LockWagersResponse>(
+        gate_, context, request, response, [this](auto call) { lock_wagers(std::move(call)); });
+  }
+
+  void lock_wagers(UnaryCallPtr<pb::LockWagersRequest, pb::LockWagersResponse> call) {
+    const pb::LockWagersRequest* request = &call->request;
+    pb::LockWagersResponse* response = &call->response;
+    LockWagersRequest command{TableId(request->table_id()), RoundId(request->round_id()), {}};
+    command.wagers.reserve(static_cast<std::size_t>(request->wagers_size()));
+    for (const auto& wager : request->wagers()) {
+      command.wagers.push_back({wager.seat(), LinkId(wager.link_id()), wager.amount_cents()});
+    }
+    answer_when_durable(
+        std::move(call),
+        [&](Engine& engine, Records& records) { return engine.lock_wagers(command, records); },
+        [response](const LockWagersAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          fill_meters(answer.meters, response->mutable_meters());
+          for (const MustHitByHitView& hit : answer.must_hit_by_hits) {
+            auto* out = response->add_must_hit_by_hits();
+            out->set_link_id(hit.link.value());
+            out->set_level(hit.level);
+            out->set_seat(hit.seat);
+            out->set_amount_cents(hit.amount.cents_floor());
+            out->set_draw_id(hit.draw_id);
+            out->set_payout_state(payout_state(hit.payout_state));
+          }
+        });
+  }
+
+  grpc::ServerUnaryReactor* SettleRound(grpc::CallbackServerContext* context,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override {
+    return serve_unary<pb::SettleRoundRequest, pb::SettleRoundResponse>(
+        gate_, context, request, response, [this](auto call) { settle_round(std::move(call)); });
+  }
+
+  void settle_round(UnaryCallPtr<pb::SettleRoundRequest, pb::SettleRoundResponse> call) {
+    const pb::SettleRoundRequest* request = &call->request;
+    pb::SettleRoundResponse* response = &call->response;
+    SettleRoundRequest command{TableId(request->table_id()),
+                               RoundId(request->round_id()),
+                               {},
+                               strings(request->community_cards()),
+                               strings(request->link_cards())};
+    command.seats.reserve(static_cast<std::size_t>(request->seats_size()));
+    for (const auto& seat : request->seats()) {
+      SeatHandRequest hand{seat.seat(), {}, std::nullopt};
+      if (seat.has_cards()) hand.cards = strings(seat.cards().cards());
+      if (seat.hand_case() == pb::SeatHand::kKeyedHand) hand.keyed_hand = seat.keyed_hand();
+      command.seats.push_back(std::move(hand));
+    }
+    answer_when_durable(
+        std::move(call),
+        [&](Engine& engine, Records& records) { return engine.settle_round(command, records); },
+        [response](const SettleRoundAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          for (const SeatResultView& result : answer.results) {
+            auto* out = response->add_results();
+            out->set_seat(result.seat);
+            out->set_link_id(result.link.value());
+            out->set_paytable_id(result.paytable_id);
+            out->set_hand(result.hand);
+            out->set_dealer_keyed(result.dealer_keyed);
+            out->set_total_cents(result.total.cents_floor());
+            for (const AwardView& award : result.awards) {
+              auto* award_out = out->add_awards();
+              award_out->set_link_id(award.link.value());
+              award_out->set_kind(award_kind(award.kind));
+              award_out->set_level(award.level);
+              award_out->set_hand(award.hand);
+              award_out->set_from_seat(award.from_seat);
+              award_out->set_amount_cents(award.amount.cents_floor());
+              award_out->set_payout_id(award.payout.value());
+              award_out->set_payout_state(payout_state(award.payout_state));
+            }
+          }
+          fill_meters(answer.meters, response->mutable_meters());
+        });
+  }
+
+  grpc::ServerUnaryReactor* VoidRound(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override {
+    return serve_unary<pb::VoidRoundRequest, pb::VoidRoundResponse>(
+        gate_, context, request, response, [this](auto call) { void_round(std::move(call)); });
+  }
+
+  void void_round(UnaryCallPtr<pb::VoidRoundRequest, pb::VoidRoundResponse> call) {
+    const pb::VoidRoundRequest* request = &call->request;
+    pb::VoidRoundResponse* response = &call->response;
+    const VoidRoundRequest command{TableId(request->table_id()), RoundId(request->round_id()),
+                                   request->reason()};
+    answer_when_durable(
+        std::move(call),
+        [&](Engine& engine, Records& records) { return engine.void_round(command, records); },
+        [response](const VoidRoundAnswer& answer) {
+          response->set_table_id(answer.table.value());
+          response->set_round_id(answer.round.value());
+          response->set_reversed_micros(answer.reversed.micros());
+          fill_meters(answer.meters, response->mutable_meters());
+        });
+  }
+
+  // The status of every link the table plays at once, then every change, until the call ends;
+  // on the callback API, so that a stream holds no thread while it waits. A raw method that reads
+  // its own request: bytes that do not parse are INVALID_ARGUMENT (read_request).
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchLinkStatus(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) override {
+    if (auto refusal = refused_before_start(gate_)) return new RefusedStream(*refusal);
+    pb::WatchLinkStatusRequest request;
+    if (auto refusal = read_request(*bytes, request)) return new RefusedStream(*refusal);
+    const TableId table(request.table_id());
+    auto links = host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
+    if (links.empty()) {
+      return new RefusedStream(
+          Status(StatusCode::NOT_FOUND, "no table " + quote_prefix(table.value())));
+    }
+    return StatusStream::open(host_, streams_, std::move(links), peer_host(context->peer()));
+  }
+
+ private:
+  // Runs `command` on the engine now and finishes the call once its answer is durable: `fill`
+  // writes a successful answer into the response; a refusal or a lost batch becomes its status.
+  template <typename Request, typename Response, typename Command, typename Fill>
+  void answer_when_durable(UnaryCallPtr<Request, Response> call, Command&& command, Fill fill) {
+    host_.submit(std::forward<Command>(command), [call, fill](const auto& answer) {
+      if (!answer) {
+        call->finish(to_status(answer.error()));
+        return;
+      }
+      fill(*answer);
+      call->finish(Status::OK);
+    });
+  }
+
+  EngineHost& host_;
+  const StartGate& gate_;
+  std::shared_ptr<StatusStreams> streams_;
+};
+
+std::optional<WireTime> wire_time(const google::protobuf::Timestamp& time, bool present) {
+  if (!present) return std::nullopt;
+  return WireTime{time.seconds(), time.nanos()};
+}
+
+std::int64_t now_unix_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Refuses every call before the start is on record (refused_before_start), then reads the one
+// request of a sync streamed unary call, checks it and runs `serve(request, response)` on it:
+// the status of a request that does not parse or is too large, or serve's.
+template <typename Request, typename Response, typename Serve>
+Status serve_streamed_unary(const StartGate& gate,
+                            grpc::ServerUnaryStreamer<Request, Response>* stream, Serve serve) {
+  if (auto refusal = refused_before_start(gate)) return *refusal;
+  Request request;
+  if (!stream->Read(&request)) return unparsable<Request>();
+  if (auto problem = request_problem(request)) {
+    return Status(StatusCode::INVALID_ARGUMENT, *problem);
+  }
+  Response response;
+  const Status status = serve(request, response);
+  if (status.ok()) stream->Write(response);
+  return status;
+}
+
+// The admin calls block (database reads), so they stay on the sync API, as streamed unary
+// methods that read their own request: bytes that do not parse are INVALID_ARGUMENT with a
+// message, and every request passes request_problem before its method runs.
+using AdminServiceBase = pb::AdminService::WithStreamedUnaryMethod_GetConfig<
+    pb::AdminService::WithStreamedUnaryMethod_ListMeters<
+        pb::AdminService::WithStreamedUnaryMethod_SetLinkStatus<
+            pb::AdminService::WithStreamedUnaryMethod_AdjustMeter<
+                pb::AdminService::WithStreamedUnaryMethod_GetReconciliationReport<
+                    pb::AdminService::WithStreamedUnaryMethod_TakeBalanceSnapshot<
+                        pb::AdminService::WithStreamedUnaryMethod_AuditBalances<
+                            pb::AdminService::Service>>>>>>>;
+
+class AdminServiceImpl final : public AdminServiceBase {
+ public:
+  AdminServiceImpl(EngineHost& host, ReconciliationSource* reports, const StartGate& gate)
+      : host_(host), reports_(reports), gate_(gate) {}
+
+  Status GetConfig(ServerContext*, const pb::GetConfigRequest*,
+                   pb::GetConfigResponse* response) override {
+    const ConfigInForce* config = gate_.config();
+    if (config == nullptr) return starting();  // Not reached: serve_unary checked the gate.
+    response->set_config_version(config->floor_version);
+    response->set_config_text(config->floor_text);
+    response->set_floor_file(config->floor_file);
+    response->set_floor_sha256(config->floor_sha256);
+    for (const ConfigInForce::PaytableText& paytable : config->paytables) {
+      auto* out = response->add_paytables();
+      out->set_paytable_id(paytable.id);
+      out->set_text(paytable.text);
+    }
+    response->set_daemon_version(config->daemon_version);
+    return Status::OK;
+  }
+
+  template <typename Request, typename Response>
+  using Streamer = grpc::ServerUnaryStreamer<Request, Response>;
+
+  Status StreamedGetConfig(ServerContext* context,
+                           Streamer<pb::GetConfigRequest, pb::GetConfigResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::GetConfig);
+  }
+  Status StreamedListMeters(
+      ServerContext* context,
+      Streamer<pb::ListMetersRequest, pb::ListMetersResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::ListMeters);
+  }
+  Status StreamedSetLinkStatus(
+      ServerContext* context,
+      Streamer<pb::SetLinkStatusRequest, pb::SetLinkStatusResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::SetLinkStatus);
+  }
+  Status StreamedAdjustMeter(
+      ServerContext* context,
+      Streamer<pb::AdjustMeterRequest, pb::AdjustMeterResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::AdjustMeter);
+  }
+  Status StreamedGetReconciliationReport(
+      ServerContext* context,
+      Streamer<pb::ReconciliationReportRequest, pb::ReconciliationReport>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::GetReconciliationReport);
+  }
+  Status StreamedTakeBalanceSnapshot(
+      ServerContext* context,
+      Streamer<pb::TakeBalanceSnapshotRequest, pb::TakeBalanceSnapshotResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::TakeBalanceSnapshot);
+  }
+  Status StreamedAuditBalances(
+      ServerContext* context,
+      Streamer<pb::AuditBalancesRequest, pb::AuditBalancesResponse>* stream) override {
+    return serve_unary(context, stream, &AdminServiceImpl::AuditBalances);
+  }
+
+  Status GetReconciliationReport(ServerContext*, const pb::ReconciliationReportRequest* request,
+                                 pb::ReconciliationReport* response) override {
+    if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    std::vector<LinkId> links;
+    for (const auto& id : request->link_ids()) links.emplace_back(id);
+    const auto period =
+        check_report_period(wire_time(request->from_time(), request->has_from_time()),
+                            wire_time(request->to_time(), request->has_to_time()), now_unix_us());
+    if (!period) return Status(StatusCode::INVALID_ARGUMENT, period.error());
+    const auto [from, to] = *period;
+    // Up to now: the end is a snapshot recorded for this report, so that every transfer
+    // committed before the request is in it.
+    if (!to && !host_.snapshot_balances(SnapshotReason::request)) {
+      return Status(StatusCode::UNAVAILABLE,
+                    "the controller could not record the balances in time (the report's end); "
+                    "retry");
+    }
+    const auto report = reports_->reconcile(links, from, to);
+    if (!report) return to_status(report.error());
+    if (from) set_time(*from, *response->mutable_from_time());
+    // Up to now, the report covers up to the snapshot just recorded: its time, not the clock
+    // after the read (later, so it would claim transfers that are not in the report).
+    std::int64_t end_us = to.value_or(0);
+    if (!to) {
+      for (const LinkReconciliation& link : *report) end_us = std::max(end_us, link.end_taken_us);
+      if (report->empty()) end_us = now_unix_us();
+    }
+    set_time(end_us, *response->mutable_to_time());
+    for (const LinkReconciliation& link : *report) {
+      if (!link.end_observed) {
+        response->Clear();
+        return Status(StatusCode::FAILED_PRECONDITION,
+                      "no balance snapshot of link " + quote_prefix(link.link.value()) +
+                          " was taken at or before to_time: the end of the period cannot be "
+                          "observed; take one (TakeBalanceSnapshot) or choose a later to_time");
+      }
+      for (const LevelReconciliation& level : link.levels) {
+        auto* out = response->add_levels();
+        out->set_link_id(link.link.value());
+        out->set_level(level.level);
+        out->set_start_micros(level.start.micros());
+        out->set_contributions_micros(level.contributions.micros());
+        out->set_seeds_micros(level.seeds.micros());
+        out->set_overflow_in_micros(level.overflow_in.micros());
+        out->set_awards_micros(level.awards.micros());
+        out->set_overflow_out_micros(level.overflow_out.micros());
+        out->set_adjustments_micros(level.adjustments.micros());
+        out->set_end_micros(level.end.micros());
+        out->set_balanced(level.balanced);
+        out->set_difference_micros(level.difference.micros());
+        out->set_start_through_transfer_id(link.start_through_transfer);
+        if (link.start_taken_us)
+          set_time(*link.start_taken_us, *out->mutable_start_snapshot_time());
+        out->set_end_through_transfer_id(link.end_through_transfer);
+        set_time(link.end_taken_us, *out->mutable_end_snapshot_time());
+      }
+    }
+    return Status::OK;
+  }
+
+  Status TakeBalanceSnapshot(ServerContext*, const pb::TakeBalanceSnapshotRequest*,
+                             pb::TakeBalanceSnapshotResponse* response) override {
+    if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    const auto taken = host_.snapshot_balances(SnapshotReason::request);
+    if (!taken) {
+      return Status(StatusCode::UNAVAILABLE,
+                    "the controller could not record the snapshot in time: it may still be "
+                    "recorded; retry");
+    }
+    for (const BalanceSnapshotRecord& snapshot : *taken) {
+      auto* out = response->add_links();
+      out->set_link_id(snapshot.link.value());
+      out->set_through_transfer_id(snapshot.through.value());
+    }
+    return Status::OK;
+  }
+
+  Status AuditBalances(ServerContext*, const pb::AuditBalancesRequest*,
+                       pb::AuditBalancesResponse* response) override {
+    if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    const auto audit = reports_->audit_balances();
+    if (!audit) return to_status(audit.error());
+    bool consistent = true;
+    for (const AccountAuditLine& line : *audit) {
+      auto* out = response->add_accounts();
+      out->set_link_id(line.link.value());
+      out->set_account(std::string(to_string(line.account.kind)));
+      out->set_level(line.account.level);
+      out->set_from_snapshot_micros(line.from_snapshot.micros());
+      out->set_full_sum_micros(line.full_sum.micros());
+      consistent = consistent && line.from_snapshot == line.full_sum;
+    }
+    response->set_consistent(consistent);
+    return Status::OK;
+  }
+
+  Status ListMeters(ServerContext*, const pb::ListMetersRequest* request,
+                    pb::ListMetersResponse* response) override {
+    std::vector<LinkId> ids;
+    for (const auto& id : request->link_ids()) ids.emplace_back(id);
+    const auto read = host_.read_durable([&](const Engine& engine) {
+      for (const LevelMeterView& view : engine.meters(ids)) {
+        auto* out = response->add_levels();
+        out->set_link_id(view.link.value());
+        out->set_level(view.level);
+        out->set_name(view.name);
+        out->set_meter_micros(view.meter.micros());
+        out->set_reserve_micros(engine.link(view.link)->reserve(view.level).micros());
+      }
+      return 0;
+    });
+    if (!read) {
+      response->clear_levels();
+      return Status(StatusCode::UNAVAILABLE,
+                    "the meters are not durable: the database is unavailable; retry");
+    }
+    return Status::OK;
+  }
+
+  Status AdjustMeter(ServerContext* context, const pb::AdjustMeterRequest* request,
+                     pb::AdjustMeterResponse* response) override {
+    const AdjustMeterRequest command{request->request_id(), LinkId(request->link_id()),
+                                     request->level(), Money::from_micros(request->amount_micros()),
+                                     request->reason()};
+    const auto adjusted = host_.run([&](Engine& engine, Records& records) {
+      return engine.adjust_meter(command, caller(*context), records);
+    });
+    if (!adjusted) return to_status(adjusted.error());
+    auto* balance = response->mutable_balance();
+    balance->set_link_id(adjusted->link.value());
+    balance->set_level(adjusted->level);
+    balance->set_name(adjusted->name);
+    balance->set_meter_micros(adjusted->meter.micros());
+    balance->set_reserve_micros(adjusted->reserve.micros());
+    response->set_transfer_id(adjusted->transfer.value());
+    return Status::OK;
+  }
+
+  Status SetLinkStatus(ServerContext* context, const pb::SetLinkStatusRequest* request,
+                       pb::SetLinkStatusResponse* response) override {
+    if (request->status() != pb::LINK_STATUS_OPEN && request->status() != pb::LINK_STATUS_CLOSED) {
+      return Status(StatusCode::INVALID_ARGUMENT, "a link can be set OPEN or CLOSED");
+    }
+    if (request->reason().empty()) {
+      return Status(StatusCode::INVALID_ARGUMENT, "a status change needs a reason");
+    }
+    const LinkStatus wanted =
+        request->status() == pb::LINK_STATUS_OPEN ? LinkStatus::open : LinkStatus::closed;
+    const auto changed = host_.change_status([&](Engine& engine, Records& records) {
+      return engine.set_link_status(LinkId(request->link_id()), wanted, caller(*context),
+                                    request->reason(), records);
+    });
+    if (!changed) return to_status(changed.error());
+    response->set_link_id(request->link_id());
+    response->set_status(link_status(*changed));
+    return Status::OK;
+  }
+
+ private:
+  template <typename Request, typename Response>
+  Status serve_unary(ServerContext* context, Streamer<Request, Response>* stream,
+                     Status (AdminServiceImpl::*method)(ServerContext*, const Request*,
+                                                        Response*)) {
+    return serve_streamed_unary(gate_, stream, [&](const Request& request, Response& response) {
+      return (this->*method)(context, &request, &response);
+    });
+  }
+
+  EngineHost& host_;
+  ReconciliationSource* reports_;
+  const StartGate& gate_;
+};
+
+// The supervisor calls stay on the sync API like the admin calls, as streamed methods that read
+// their own request (serve_streamed_unary). Only RebaseRoundCounter is served for now: the payout
+// RPCs check their request, then answer UNIMPLEMENTED until the identity issue (#16) brings
+// supervisor principals.
+using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_RebaseRoundCounter<
+    pb::SupervisorService::WithStreamedUnaryMethod_ApprovePayout<
+        pb::SupervisorService::WithStreamedUnaryMethod_RejectPayout<
+            pb::SupervisorService::WithSplitStreamingMethod_WatchPendingPayouts<
+                pb::SupervisorService::Service>>>>;
+
+class SupervisorServiceImpl final : public SupervisorServiceBase {
+ public:
+  SupervisorServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
+
+  Status StreamedRebaseRoundCounter(
+      ServerContext* context,
+      grpc::ServerUnaryStreamer<pb::RebaseRoundCounterRequest, pb::RebaseRoundCounterResponse>*
+          stream) override {
+    return serve_streamed_unary(gate_, stream,
+                                [&](const pb::RebaseRoundCounterRequest& request,
+                                    pb::RebaseRoundCounterResponse& response) {
+                                  return rebase_round_counter(*context, request, response);
+                                });
+  }
+  Status StreamedApprovePayout(
+      ServerContext*,
+      grpc::ServerUnaryStreamer<pb::ApprovePayoutRequest, pb::ApprovePayoutResponse>* stream)
+      override {
+    return serve_streamed_unary(
+        gate_, stream,
+        [](const pb::ApprovePayoutRequest&, pb::ApprovePayoutResponse&) { return not_yet(); });
+  }
+  Status StreamedRejectPayout(
+      ServerContext*,
+      grpc::ServerUnaryStreamer<pb::RejectPayoutRequest, pb::RejectPayoutResponse>* stream)
+      override {
+    return serve_streamed_unary(
+        gate_, stream,
+        [](const pb::RejectPayoutRequest&, pb::RejectPayoutResponse&) { return not_yet(); });
+  }
+  Status StreamedWatchPendingPayouts(
+      ServerContext*,
+      grpc::ServerSplitStreamer<pb::WatchPendingPayoutsRequest, pb::PayoutEvent>* stream) override {
+    if (auto refusal = refused_before_start(gate_)) return *refusal;
+    pb::WatchPendingPayoutsRequest request;
+    if (!stream->Read(&request)) return unparsable<pb::WatchPendingPayoutsRequest>();
+    if (auto problem = request_problem(request)) {
+      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    }
+    return not_yet();
+  }
+
+ private:
+  static Status not_yet() {
+    return Status(StatusCode::UNIMPLEMENTED,
+                  "payout approval is not served yet: it comes with supervisor identities");
+  }
+
+  Status rebase_round_counter(const ServerContext& context,
+                              const pb::RebaseRoundCounterRequest& request,
+                              pb::RebaseRoundCounterResponse& response) {
+    const RebaseRoundCounterRequest command{request.request_id(), TableId(request.table_id()),
+                                            RoundId(request.next_round_id()), request.reason()};
+    // The audit trail names a principal by role (audit_log's check); until mTLS names the
+    // caller (#16), the supervisor is the unauthenticated peer.
+    std::string principal = caller(context);
+    if (principal.rfind("supervisor/", 0) != 0) principal = "supervisor/" + principal;
+    const auto rebased = host_.run([&](Engine& engine, Records& records) {
+      return engine.rebase_round_counter(command, principal, records);
+    });
+    if (!rebased) return to_status(rebased.error());
+    response.set_table_id(rebased->table.value());
+    response.set_epoch(rebased->epoch);
+    response.set_last_round_id(rebased->last_round.value());
+    response.set_next_round_id(rebased->next_round.value());
+    response.set_requested_by(rebased->requested_by);
+    set_time(rebased->time_us, *response.mutable_rebased_time());
+    return Status::OK;
+  }
+
+  EngineHost& host_;
+  const StartGate& gate_;
+};
+
+}  // namespace
+
+void StartGate::open(ConfigInForce config) {
+  JACKPOT_INVARIANT(!opened_.load(), "the start gate opened twice");
+  config_ = std::move(config);
+  opened_.store(true, std::memory_order_release);
+}
+
+std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate,
+                                                  StreamLimits limits) {
+  return std::make_unique<TableServiceImpl>(host, gate, limits);
+}
+
+std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,
+                                                  const StartGate& gate) {
+  return std::make_unique<AdminServiceImpl>(host, reports, gate);
+}
+
+std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate) {
+  return std::make_unique<SupervisorServiceImpl>(host, gate);
+}
+
+}  // namespace jackpot

@@ -1,0 +1,513 @@
+#include "controller/daemon/daemon.h"
+
+#include <google/protobuf/stubs/logging.h>
+#include <grpc/grpc.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
+#include <grpcpp/support/server_interceptor.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "controller/api/grpc_services.h"
+#include "controller/daemon/daemon_metrics.h"
+#include "controller/daemon/log_throttle.h"
+#include "controller/daemon/os_random.h"
+#include "controller/durability/durable.h"
+#include "controller/engine/floor_loader.h"
+#include "controller/hands/paytable_loader.h"
+#include "controller/limits/request_limits.h"
+#include "meters/sha256.h"
+#include "storage/audit.h"
+#include "storage/connection.h"
+#include "storage/migrations.h"
+
+namespace jackpot {
+namespace {
+
+void log_line(const std::string& message) {
+  std::fprintf(stderr, "jackpotd: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+// Protobuf's own log lines, as jackpotd's. It writes one for every request whose string field
+// is not UTF-8 (before the adapter refuses it as INVALID_ARGUMENT): those at most one per 10 s,
+// with how many were held back since the last one written; every other line as it comes.
+void protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
+                  const std::string& message) {
+  std::string text = "protobuf: " + message + " (" + file + ":" + std::to_string(line) + ")";
+  if (level < google::protobuf::LOGLEVEL_FATAL &&
+      message.find("invalid UTF-8") != std::string::npos) {
+    static std::mutex mutex;
+    static LogThrottle throttle(std::chrono::seconds(10));
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto verdict = throttle.offer(LogThrottle::Clock::now());
+    if (!verdict.write) return;
+    if (verdict.held_back > 0) {
+      text += "; " + std::to_string(verdict.held_back) + " more such lines held back before it";
+    }
+  }
+  log_line(text);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+// Replaces the port of "host:port" with `port` (used when port 0 asked for a free one).
+std::string with_port(const std::string& address, int port) {
+  return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
+}
+
+std::unique_ptr<prometheus::Exposer> start_metrics(const std::string& address,
+                                                   const DaemonMetrics& metrics,
+                                                   std::string& bound_address) {
+  auto exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
+  const std::shared_ptr<prometheus::Collectable> registry = metrics.registry();
+  exposer->RegisterCollectable(registry);
+  const auto ports = exposer->GetListeningPorts();
+  bound_address = ports.empty() ? address : with_port(address, ports.front());
+  return exposer;
+}
+
+std::optional<EngineConfig> read_floor(const std::string& file,
+                                       const std::vector<Paytable>& paytables,
+                                       std::string& floor_text) {
+  // A directory opens as a stream that reads nothing: it would be an empty floor.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) {
+    log_line("the floor file " + file + " is not a regular file" +
+             (error ? " (" + error.message() + ")" : "") + "; not starting");
+    return std::nullopt;
+  }
+  std::ifstream in(file);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();  // An empty file inserts nothing: unservable_floor names it.
+  if (!in.is_open() || in.bad()) {
+    log_line("cannot read the floor file " + file + "; not starting");
+    return std::nullopt;
+  }
+  floor_text = text.str();
+  auto floor = load_floor(floor_text, file, paytables);
+  if (!floor) {
+    for (const std::string& problem : floor.error()) log_line(problem);
+    log_line("the floor is not valid; not starting");
+    return std::nullopt;
+  }
+  if (const auto problems = unservable_floor(*floor, file); !problems.empty()) {
+    for (const std::string& problem : problems) log_line(problem);
+    log_line("the floor would serve nothing; not starting");
+    return std::nullopt;
+  }
+  return std::move(floor).value();
+}
+
+// What GetConfig answers: the floor and the shipped paytables its tables use, by id.
+ConfigInForce config_in_force(const std::string& floor_file, const std::string& floor_text,
+                              const EngineConfig& floor, std::uint64_t floor_version) {
+  ConfigInForce config;
+  config.floor_version = floor_version;
+  config.floor_text = floor_text;
+  config.floor_file = floor_file;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
+  config.floor_sha256 = to_hex(sha256({bytes, floor_text.size()}));
+  std::set<std::string> used;
+  for (const TableSettings& table : floor.tables) {
+    for (const TableLinkSettings& link : table.links) used.insert(link.paytable_id);
+  }
+  for (const PaytableSource& source : embedded_paytables()) {
+    const auto paytable = load_paytable(source.text, source.origin);
+    if (paytable && used.count(paytable->id.str()) > 0) {
+      config.paytables.push_back({paytable->id.str(), source.text});
+    }
+  }
+  std::sort(config.paytables.begin(), config.paytables.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  config.daemon_version = JACKPOTD_VERSION;
+  return config;
+}
+
+// Counts the calls the server holds, from their start to their end, so that a stop knows when
+// the last one has finished.
+class CallCounter : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo*) override {
+    return new Counted(calls_);
+  }
+  std::int64_t calls() const { return calls_.load(); }
+
+ private:
+  class Counted : public grpc::experimental::Interceptor {
+   public:
+    explicit Counted(std::atomic<std::int64_t>& calls) : calls_(calls) { ++calls_; }
+    ~Counted() override { --calls_; }
+    Counted(const Counted&) = delete;
+    Counted& operator=(const Counted&) = delete;
+    void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+      methods->Proceed();
+    }
+
+   private:
+    std::atomic<std::int64_t>& calls_;
+  };
+  std::atomic<std::int64_t> calls_{0};
+};
+
+// The deadlines of a stop. At `abandon` every database wait still in progress is given up
+// (DatabaseWaits::abort_all): a commit or a recovery that PostgreSQL does not answer cannot hold
+// the stop. At `give_up`, should anything still hold it, the process exits on its own.
+class StopDeadlines {
+ public:
+  StopDeadlines(std::chrono::steady_clock::time_point abandon,
+                std::chrono::steady_clock::time_point give_up)
+      : thread_([this, abandon, give_up] {
+          std::unique_lock lock(mutex_);
+          if (done_changed_.wait_until(lock, abandon, [&] { return done_; })) return;
+          log_line("PostgreSQL has not answered within the shutdown grace; abandoning its waits");
+          storage::DatabaseWaits::instance().abort_all();
+          if (done_changed_.wait_until(lock, give_up, [&] { return done_; })) return;
+          log_line("the stop did not complete within the shutdown grace; exiting now");
+          std::_Exit(kExitStopForced);
+        }) {}
+  ~StopDeadlines() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_changed_.notify_all();
+    thread_.join();
+  }
+  StopDeadlines(const StopDeadlines&) = delete;
+  StopDeadlines& operator=(const StopDeadlines&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_changed_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// Takes server reflection off a builder: linking gRPC's reflection library registers its plugin
+// with every builder, whether InitProtoReflectionServerBuilderPlugin() ran or not.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& plugin) {
+                                    return plugin->name().find("reflection") != std::string::npos;
+                                  }),
+                   plugins->end());
+  }
+};
+
+int wait_for_signal(const sigset_t& signals) {
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  return signal_number;
+}
+
+}  // namespace
+
+int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
+  google::protobuf::SetLogHandler(&protobuf_log);
+  const std::string principal = "daemon/" + host_name();
+  DaemonMetrics metrics(JACKPOTD_VERSION);
+
+  const auto paytables = load_paytables(embedded_paytables());
+  if (!paytables) {
+    for (const PaytableError& error : paytables.error()) log_line(error.message);
+    log_line("the paytables are not valid; not starting");
+    return kExitStartupFailed;
+  }
+  log_line("loaded " + std::to_string(paytables->size()) + " paytables");
+
+  // The engine's random source and clock live as long as the daemon.
+  static OsRandom random;
+  static SystemClock clock;
+  std::optional<EngineConfig> floor;
+  std::string floor_text;
+  if (!options.floor_file.empty()) {
+    floor = read_floor(options.floor_file, *paytables, floor_text);
+    if (!floor) return kExitStartupFailed;
+  } else {
+    log_line("no --floor given: serving health and metrics only");
+  }
+
+  const storage::SessionLimits limits{options.query_timeout, options.commit_timeout};
+  const auto query_deadline = 2 * options.query_timeout;
+  std::unique_ptr<PostgresDurability> durability;
+  if (floor) {
+    // The floor's lock first, before this daemon writes anything: a second daemon on the same
+    // database stops here, naming the one that holds it.
+    durability = std::make_unique<PostgresDurability>(
+        options.database_dsn, *floor, *paytables, clock, random,
+        DurabilityOptions{options.commit_timeout, options.query_timeout, options.state_file,
+                          options.accept_database_batch, principal});
+    try {
+      durability->claim();
+    } catch (const std::exception& error) {
+      log_line(std::string(error.what()) + "; not starting");
+      return kExitStartupFailed;
+    }
+    if (options.state_file.empty()) {
+      log_line("no --state-file: a restart cannot tell a database that lost acknowledged batches");
+    }
+  }
+
+  std::unique_ptr<pqxx::connection> db;
+  try {
+    db = storage::connect(options.database_dsn, limits, "jackpotd");
+    auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
+    const auto report = storage::apply_migrations(*db);
+    metrics.set_schema_version(report.schema_version);
+    log_line("database schema at version " + std::to_string(report.schema_version) + " (" +
+             std::to_string(report.applied) + " migration(s) applied now)");
+  } catch (const storage::ConnectError& error) {
+    log_line(std::string(error.what()) + "; not starting");
+    return kExitStartupFailed;
+  } catch (const std::exception& error) {
+    log_line(std::string("schema migration failed: ") + error.what() + "; not starting");
+    return kExitStartupFailed;
+  }
+
+  std::unique_ptr<EngineHost> host;
+  if (floor) {
+    auto engine = durability->open();
+    if (!engine) {
+      for (const std::string& problem : engine.error()) log_line(problem);
+      log_line("the engine state cannot be rebuilt; not starting");
+      return kExitStartupFailed;
+    }
+    log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
+             " links, " + std::to_string(floor->tables.size()) +
+             " tables; state from the database");
+    host = std::make_unique<EngineHost>(
+        std::move(engine).value(), durability.get(), 4096,
+        HostTimings{options.probe_interval, options.commit_late, options.read_timeout});
+    host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
+      metrics.observe_commit(batch, seconds, ok);
+    });
+    // The balances recovery rebuilt, on record before the first command: a period boundary.
+    if (!host->snapshot_balances(SnapshotReason::start)) {
+      log_line("could not record the start's balance snapshot; the database is failing");
+    }
+  }
+
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::string metrics_address = "off";
+  if (options.metrics_address != "off") {
+    try {
+      exposer = start_metrics(options.metrics_address, metrics, metrics_address);
+    } catch (const std::exception& error) {
+      log_line("cannot serve metrics on " + options.metrics_address + ": " + error.what() +
+               "; not starting");
+      return kExitStartupFailed;
+    }
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
+  // can hold the threads the admin and health calls need.
+  // A daemon without a floor serves health only, and gRPC needs one synchronous service to
+  // start: reflection is that one there.
+  const bool reflection = options.reflection || !host;
+  if (reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  if (!reflection) builder.SetOption(std::make_unique<WithoutReflection>());
+  // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
+  // tables between two sequencers, so a taken port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A larger request is RESOURCE_EXHAUSTED before it is read (docs/limits.md).
+  builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  // The synchronous RPCs share a bounded number of threads; the round commands and the link
+  // status streams run on the callback API and hold none.
+  grpc::ResourceQuota quota("jackpotd");
+  quota.SetMaxThreads(options.grpc_threads_max);
+  builder.SetResourceQuota(quota);
+  // Pings on idle connections find clients that vanished (a table switched off, a cable pulled),
+  // so that their streams end and give their slot back; clients may ping every 10 s.
+  const int keepalive_ms = static_cast<int>(options.keepalive.count());
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::min(keepalive_ms, 10000));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
+  counters.push_back(std::make_unique<CallCounter>());
+  const auto* calls = static_cast<const CallCounter*>(counters.back().get());
+  builder.experimental().SetInterceptorCreators(std::move(counters));
+  StartGate gate;  // Outlives the services that read it.
+  std::vector<std::unique_ptr<grpc::Service>> services;
+  if (host) {
+    services.push_back(make_table_service(
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
+    services.push_back(make_admin_service(*host, durability.get(), gate));
+    services.push_back(make_supervisor_service(*host, gate));
+  }
+  for (const auto& service : services) builder.RegisterService(service.get());
+  int grpc_port = 0;
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &grpc_port);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || grpc_port == 0) {
+    log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
+    return kExitStartupFailed;
+  }
+  server->GetHealthCheckService()->SetServingStatus(false);
+  const std::string grpc_address = with_port(options.listen_address, grpc_port);
+
+  // The start goes on record once nothing can fail it any more, the floor's version with it, in
+  // one transaction: a start that failed leaves no record of a floor that never served (links it
+  // opened above, with their seeds and draws, and the start's snapshot stay: README). Until
+  // then the services answer UNAVAILABLE (StartGate), so no round is opened under a floor that is
+  // not on record; the next start compares the rounds still live with the floor the latest
+  // daemon.start names (docs/architecture.md §7b).
+  std::int64_t floor_version = 0;
+  try {
+    auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
+    floor_version = storage::record_start(
+        *db, principal, floor ? std::optional<std::string>(floor_text) : std::nullopt,
+        {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
+  } catch (const std::exception& error) {
+    log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
+             "; not starting");
+    server->Shutdown();
+    return kExitStartupFailed;
+  }
+  if (floor) {
+    gate.open(config_in_force(options.floor_file, floor_text, *floor,
+                              static_cast<std::uint64_t>(floor_version)));
+    log_line("floor " + options.floor_file + " on record as version " +
+             std::to_string(floor_version));
+  }
+  server->GetHealthCheckService()->SetServingStatus(true);
+  metrics.set_start_time_now();
+  std::printf("jackpotd %s: serving gRPC on %s, metrics on %s\n", JACKPOTD_VERSION,
+              grpc_address.c_str(),
+              exposer ? ("http://" + metrics_address + "/metrics").c_str() : "off");
+  std::fflush(stdout);
+
+  // Meters and pending payouts for the metrics endpoint, read once a second.
+  std::mutex poll_mutex;
+  std::condition_variable poll_stop;
+  bool stopping = false;
+  std::thread poller;
+  // Load balancers and monitors hear of a fail-stop, or of a database that stopped answering,
+  // through health: NOT_SERVING as soon as the host is unavailable, SERVING again once it is
+  // back; a stop's NOT_SERVING stays. Set under poll_mutex, so that the latest finding wins.
+  const auto refresh_health = [&] {
+    std::lock_guard lock(poll_mutex);
+    if (!stopping) server->GetHealthCheckService()->SetServingStatus(host->available());
+  };
+  if (host) {
+    host->on_status_change(refresh_health);
+    refresh_health();
+    poller = std::thread([&] {
+      std::unique_lock lock(poll_mutex);
+      auto last_snapshot = std::chrono::steady_clock::now();
+      do {
+        lock.unlock();
+        // A period boundary for reports, and where the next recovery starts summing.
+        if (options.snapshot_interval.count() > 0 &&
+            std::chrono::steady_clock::now() - last_snapshot >= options.snapshot_interval) {
+          last_snapshot = std::chrono::steady_clock::now();
+          host->snapshot_balances(SnapshotReason::interval);
+        }
+        refresh_health();  // Besides each change: a backstop.
+        // While the database is down the gauges keep their last durable values.
+        if (const auto state = host->read_durable([](const Engine& engine) {
+              return std::pair{engine.meters(), engine.pending_payouts().size()};
+            })) {
+          metrics.observe_state(state->first, state->second);
+        }
+        lock.lock();
+      } while (!poll_stop.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; }));
+    });
+  }
+
+  const int signal_number = wait_for_signal(signals);
+  // The stop completes within the grace whatever PostgreSQL does: calls in flight get the grace
+  // less a reserve for the stop's audit record; then every database wait still in progress is
+  // abandoned, and should anything hold the stop two seconds past the grace, the process exits.
+  const auto stop_began = std::chrono::steady_clock::now();
+  const auto stop_by = stop_began + options.shutdown_grace;
+  const auto reserve =
+      std::min<std::chrono::milliseconds>(options.shutdown_grace / 4, std::chrono::seconds(1));
+  const StopDeadlines deadlines(stop_by - reserve, stop_by + std::chrono::seconds(2));
+  const std::string signal_name = std::string("SIG") + sigabbrev_np(signal_number);
+  log_line("received " + signal_name + ", stopping");
+  {
+    std::lock_guard lock(poll_mutex);
+    stopping = true;
+    server->GetHealthCheckService()->SetServingStatus(false);
+  }
+  poll_stop.notify_all();
+  if (host) host->stop_watches();
+  // gRPC's graceful shutdown ends only when every client has closed its connection, and a client
+  // that holds an idle one keeps it open: the stop would wait the whole grace for nothing. Once
+  // no call is left, the server's connections are closed from here (at once if none is running).
+  std::atomic<bool> shut_down{false};
+  std::thread closer([&] {
+    while (!shut_down.load() && std::chrono::steady_clock::now() < stop_by - reserve) {
+      if (calls->calls() == 0) grpc_server_cancel_all_calls(server->c_server());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  server->Shutdown(std::chrono::system_clock::now() +
+                   std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                       stop_by - reserve - std::chrono::steady_clock::now()));
+  server->Wait();
+  shut_down = true;
+  closer.join();
+  if (host) host->stop();  // Writes what the last calls gathered.
+  if (poller.joinable()) poller.join();
+  // The stop's audit record gets what is left of the grace (at least a quarter of a second), and
+  // is the one wait a stop does not abandon early; nothing after it waits for the database.
+  try {
+    const auto left =
+        std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                stop_by - std::chrono::steady_clock::now()),
+                                            std::chrono::milliseconds(250));
+    // The start's connection may have broken during an outage since; a fresh one records it,
+    // unless the database has already let the stop down.
+    if (!db->is_open()) {
+      if (storage::DatabaseWaits::instance().aborted()) {
+        throw std::runtime_error("PostgreSQL did not answer within the shutdown grace");
+      }
+      db = storage::connect(options.database_dsn, limits, "jackpotd");
+    }
+    auto guard = storage::DatabaseWaits::instance().guard(*db, left, /*abortable=*/false);
+    storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
+  } catch (const std::exception& error) {
+    log_line(std::string("could not record the stop in the audit trail: ") + error.what());
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - stop_began);
+  log_line("stopped in " + std::to_string(took.count()) + " ms");
+  return kExitOk;
+}
+}  // namespace jackpot

@@ -1,0 +1,376 @@
+#include "controller/daemon/daemon_options.h"
+
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+namespace jackpot {
+namespace {
+
+// An error message, or nothing when the value was accepted.
+using SetResult = std::optional<std::string>;
+
+bool is_host_port(std::string_view value) {
+  const auto colon = value.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == value.size()) return false;
+  const std::string_view port = value.substr(colon + 1);
+  unsigned number = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+  return error == std::errc() && end == port.data() + port.size() && number <= 65535;
+}
+
+SetResult set_listen(DaemonOptions& options, const std::string& value) {
+  if (!is_host_port(value)) return "expected host:port, got '" + value + "'";
+  options.listen_address = value;
+  return std::nullopt;
+}
+
+SetResult set_db(DaemonOptions& options, const std::string& value) {
+  if (value.empty()) return std::string("expected a libpq connection string, got nothing");
+  options.database_dsn = value;
+  return std::nullopt;
+}
+
+SetResult set_metrics(DaemonOptions& options, const std::string& value) {
+  if (value != "off" && !is_host_port(value)) {
+    return "expected host:port or 'off', got '" + value + "'";
+  }
+  options.metrics_address = value;
+  return std::nullopt;
+}
+
+SetResult set_floor(DaemonOptions& options, const std::string& value) {
+  if (value.empty()) return std::string("expected a file name, got nothing");
+  options.floor_file = value;
+  return std::nullopt;
+}
+
+// Milliseconds in [low, 600000].
+SetResult set_milliseconds(std::chrono::milliseconds& into, long long low,
+                           const std::string& value) {
+  long long ms = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
+  if (error != std::errc() || end != value.data() + value.size() || ms < low || ms > 600000) {
+    return "expected milliseconds between " + std::to_string(low) + " and 600000, got '" + value +
+           "'";
+  }
+  into = std::chrono::milliseconds(ms);
+  return std::nullopt;
+}
+
+SetResult set_shutdown_grace(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.shutdown_grace, 0, value);
+}
+
+SetResult set_commit_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.commit_timeout, 100, value);
+}
+
+// Seconds in [0, 86400]; 0 turns the interval off.
+SetResult set_snapshot_interval(DaemonOptions& options, const std::string& value) {
+  long long seconds = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (error != std::errc() || end != value.data() + value.size() || seconds < 0 ||
+      seconds > 86400) {
+    return "expected seconds between 0 and 86400, got '" + value + "'";
+  }
+  options.snapshot_interval = std::chrono::seconds(seconds);
+  return std::nullopt;
+}
+
+SetResult set_query_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.query_timeout, 100, value);
+}
+
+SetResult set_probe_interval(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.probe_interval, 0, value);
+}
+
+SetResult set_commit_late(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.commit_late, 100, value);
+}
+
+SetResult set_read_timeout(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.read_timeout, 100, value);
+}
+
+// A count in [low, high].
+std::optional<long long> count_in(const std::string& value, long long low, long long high) {
+  long long number = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || number < low ||
+      number > high) {
+    return std::nullopt;
+  }
+  return number;
+}
+
+std::string expected_count(long long low, long long high, const std::string& value) {
+  return "expected a number between " + std::to_string(low) + " and " + std::to_string(high) +
+         ", got '" + value + "'";
+}
+
+SetResult set_streams_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 1'000'000);
+  if (!count) return expected_count(1, 1'000'000, value);
+  options.streams_max = static_cast<std::size_t>(*count);
+  return std::nullopt;
+}
+
+SetResult set_streams_per_peer_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 1'000'000);
+  if (!count) return expected_count(1, 1'000'000, value);
+  options.streams_per_peer_max = static_cast<std::size_t>(*count);
+  return std::nullopt;
+}
+
+SetResult set_grpc_threads_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 4, 4096);
+  if (!count) return expected_count(4, 4096, value);
+  options.grpc_threads_max = static_cast<int>(*count);
+  return std::nullopt;
+}
+
+SetResult set_keepalive(DaemonOptions& options, const std::string& value) {
+  return set_milliseconds(options.keepalive, 1000, value);
+}
+
+SetResult set_reflection(DaemonOptions& options, const std::string& value) {
+  if (value != "on" && value != "off") return "expected 'on' or 'off', got '" + value + "'";
+  options.reflection = value == "on";
+  return std::nullopt;
+}
+
+SetResult set_state_file(DaemonOptions& options, const std::string& value) {
+  if (value.empty()) return std::string("expected a file name, got nothing");
+  options.state_file = value;
+  return std::nullopt;
+}
+
+SetResult set_accept_database_batch(DaemonOptions& options, const std::string& value) {
+  std::uint64_t batch = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), batch);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+    return "expected a batch number (the database's last, as the refusal names it), got '" + value +
+           "'";
+  }
+  options.accept_database_batch = batch;
+  return std::nullopt;
+}
+
+struct Option {
+  std::string_view name;
+  std::string_view value_name;
+  std::string_view help;
+  SetResult (*set)(DaemonOptions&, const std::string&);
+};
+
+constexpr Option kOptions[] = {
+    {"listen", "HOST:PORT", "gRPC listen address (default 127.0.0.1:50051; port 0 picks one)",
+     set_listen},
+    {"db", "DSN", "PostgreSQL connection string,\ne.g. 'host=/run/postgresql dbname=jackpotd'",
+     set_db},
+    {"metrics", "HOST:PORT|off", "Prometheus /metrics address (default 127.0.0.1:9464)",
+     set_metrics},
+    {"floor", "FILE", "links and tables to run (Protobuf text format, see ops/)", set_floor},
+    {"shutdown-grace-ms", "N", "time in-flight calls get on SIGTERM (default 5000)",
+     set_shutdown_grace},
+    {"commit-timeout-ms", "N",
+     "how long a commit's statement may run, and its answer take twice that,\n"
+     "before the floor fails stop (default 10000)",
+     set_commit_timeout},
+    {"snapshot-interval-s", "N",
+     "how often to record every link's balances, for reports and a quick\n"
+     "recovery; 0: only at start, stop and on request (default 60)",
+     set_snapshot_interval},
+    {"query-timeout-ms", "N",
+     "how long a statement of recovery or of a report may run, and its\n"
+     "answer take twice that (default 60000)",
+     set_query_timeout},
+    {"probe-interval-ms", "N",
+     "how often an idle daemon asks the database whether it answers, so that\n"
+     "health and the link status stream turn within about that; 0: never\n"
+     "(default 1000)",
+     set_probe_interval},
+    {"commit-late-ms", "N",
+     "a commit or probe running longer makes health NOT_SERVING and links\n"
+     "UNAVAILABLE until it ends (default 1500)",
+     set_commit_late},
+    {"read-timeout-ms", "N",
+     "the longest a read (ListMeters) or a client's balance snapshot\n"
+     "(TakeBalanceSnapshot, a report up to now) waits for its commit;\n"
+     "UNAVAILABLE past it (default 2000)",
+     set_read_timeout},
+    {"streams-max", "N",
+     "WatchLinkStatus streams held at once; RESOURCE_EXHAUSTED past it\n(default 4096)",
+     set_streams_max},
+    {"streams-per-peer-max", "N",
+     "WatchLinkStatus streams one client host may hold; RESOURCE_EXHAUSTED\npast it (default 64)",
+     set_streams_per_peer_max},
+    {"grpc-threads-max", "N",
+     "threads for the synchronous RPCs (admin, supervisor, health,\n"
+     "reflection); a call with none free is RESOURCE_EXHAUSTED; the round\n"
+     "commands and streams hold none (default 64)",
+     set_grpc_threads_max},
+    {"keepalive-ms", "N",
+     "how often the server pings an idle connection, so that the streams of\n"
+     "a client that vanished end (default 30000)",
+     set_keepalive},
+    {"reflection", "on|off", "serve gRPC server reflection (default off)", set_reflection},
+    {"state-file", "FILE",
+     "where to keep the last commit mark seen, so that a restart refuses a\n"
+     "database that lost acknowledged batches (default: none)",
+     set_state_file},
+    {"accept-database-batch", "N",
+     "start on a database behind the state file whose last batch is N:\n"
+     "a deliberate restore from backup, recorded in the audit trail",
+     set_accept_database_batch},
+};
+
+const Option* find_option(std::string_view name) {
+  for (const Option& option : kOptions) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+// A flag split into its name (without dashes) and, for --name=value, its value.
+struct Flag {
+  std::string name;
+  std::optional<std::string> inline_value;
+};
+
+std::optional<Flag> split_flag(const std::string& arg) {
+  if (arg.rfind("--", 0) != 0 || arg.size() == 2) return std::nullopt;
+  const auto equals = arg.find('=');
+  if (equals == std::string::npos) return Flag{arg.substr(2), std::nullopt};
+  return Flag{arg.substr(2, equals - 2), arg.substr(equals + 1)};
+}
+
+std::variant<std::string, OptionsError> read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return OptionsError{"cannot read config file " + path};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& text,
+                                                            const std::string& origin,
+                                                            DaemonOptions options) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string content = trim(line.substr(0, line.find('#')));
+    if (content.empty()) continue;
+    const std::string where = origin + ":" + std::to_string(number) + ": ";
+    const auto equals = content.find('=');
+    if (equals == std::string::npos) {
+      return OptionsError{where + "expected 'name = value', got '" + content + "'"};
+    }
+    const std::string name = trim(std::string_view(content).substr(0, equals));
+    const std::string value = trim(std::string_view(content).substr(equals + 1));
+    const Option* option = find_option(name);
+    if (option == nullptr) return OptionsError{where + "unknown option '" + name + "'"};
+    if (auto error = option->set(options, value)) {
+      return OptionsError{where + name + ": " + *error};
+    }
+  }
+  return options;
+}
+
+std::variant<DaemonOptions, OptionsError> parse_daemon_options(
+    const std::vector<std::string>& args) {
+  DaemonOptions options;
+  // The config file is read first, wherever --config stands, so that flags override it.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto flag = split_flag(args[i]);
+    if (!flag || flag->name != "config") continue;
+    std::string path;
+    if (flag->inline_value) {
+      path = *flag->inline_value;
+    } else if (i + 1 < args.size()) {
+      path = args[++i];
+    } else {
+      return OptionsError{"--config needs a value (a file)"};
+    }
+    auto text = read_file(path);
+    if (auto* error = std::get_if<OptionsError>(&text)) return *error;
+    auto parsed = parse_config_text(std::get<std::string>(text), path, options);
+    if (auto* error = std::get_if<OptionsError>(&parsed)) return *error;
+    options = std::get<DaemonOptions>(parsed);
+  }
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto flag = split_flag(args[i]);
+    if (!flag) return OptionsError{"unexpected argument '" + args[i] + "' (see --help)"};
+    if (flag->name == "help") {
+      options.show_help = true;
+      continue;
+    }
+    if (flag->name == "version") {
+      options.show_version = true;
+      continue;
+    }
+    if (flag->name == "config") {
+      if (!flag->inline_value) ++i;
+      continue;
+    }
+    const Option* option = find_option(flag->name);
+    if (option == nullptr) return OptionsError{"unknown flag --" + flag->name + " (see --help)"};
+    std::string value;
+    if (flag->inline_value) {
+      value = *flag->inline_value;
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return OptionsError{"--" + flag->name + " needs a value (" + std::string(option->value_name) +
+                          ")"};
+    }
+    if (auto error = option->set(options, value)) {
+      return OptionsError{"--" + flag->name + ": " + *error};
+    }
+  }
+
+  if (!options.show_help && !options.show_version && options.database_dsn.empty()) {
+    return OptionsError{"--db is required: a PostgreSQL connection string (see --help)"};
+  }
+  return options;
+}
+
+std::string daemon_usage() {
+  std::string usage =
+      "usage: jackpotd --db DSN [options]\n"
+      "\n"
+      "The linked progressive jackpot controller.\n"
+      "\n"
+      "options:\n"
+      "  --config FILE              read 'name = value' lines (names as below, without dashes);\n"
+      "                             flags override the file\n";
+  for (const Option& option : kOptions) {
+    std::string left = "  --" + std::string(option.name) + " " + std::string(option.value_name);
+    left.resize(29, ' ');
+    // A help text's line breaks continue under its first line.
+    std::string help;
+    for (const char c : option.help)
+      help += c == '\n' ? "\n" + std::string(29, ' ') : std::string(1, c);
+    usage += left + help + "\n";
+  }
+  usage +=
+      "  --help                     print this and exit\n"
+      "  --version                  print the version and exit\n";
+  return usage;
+}
+
+}  // namespace jackpot

@@ -1,0 +1,1903 @@
+#include "controller/engine/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include "controller/engine/engine_codec.h"
+#include "controller/engine/request_canonical.h"
+#include "controller/engine/round_counter.h"
+#include "controller/limits/request_limits.h"
+#include "meters/adjustment.h"
+#include "meters/invariant.h"
+
+namespace jackpot {
+namespace {
+
+// Names the engine puts on records itself, made once: making a Name looks it up under a lock.
+const Name kNoHand;
+const Name kMustHitBy("Must-Hit-By");
+
+EngineFailure failure(EngineError code, std::string message) {
+  return EngineFailure{code, std::move(message)};
+}
+
+EngineFailure invalid(std::string message) {
+  return failure(EngineError::invalid_argument, std::move(message));
+}
+
+// PostgreSQL text cannot hold NUL: the journal would keep a cut copy of what the engine keeps.
+bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
+
+std::string round_name(const TableId& table, RoundId round) {
+  return "round " + std::to_string(round.value()) + " at table " + table.value();
+}
+
+// A first answer kept for replays, decoded.
+template <typename Answer>
+Answer first_answer(const EncodedCommand& first) {
+  auto answer = decode<Answer>(first.answer());
+  JACKPOT_INVARIANT(answer.has_value(), "a kept answer decodes");
+  return std::move(answer).value();
+}
+
+// The first answer when a command repeats with the same request; a refusal (its message made by
+// `differs`) when the same ids came with another request; nothing when the command has not run
+// for this round yet.
+// `canonical_form` makes a request's canonical form (request_canonical.h).
+template <typename Answer, typename Request, typename Message, typename Canonical>
+std::optional<Result<Answer, EngineFailure>> replay(const std::optional<EncodedCommand>& first,
+                                                    const Request& request, Message differs,
+                                                    Canonical canonical_form) {
+  if (!first) return std::nullopt;
+  // Compared by canonical form, not by bytes: the same request spelt otherwise (wagers in
+  // another order, "10s" for "Ts", ...) or kept in an older codec version is the same request.
+  auto kept = decode<Request>(first->request());
+  JACKPOT_INVARIANT(kept.has_value(), "a kept request decodes");
+  if (canonical_form(std::move(*kept)) == canonical_form(request)) {
+    return Result<Answer, EngineFailure>(first_answer<Answer>(*first));
+  }
+  return Result<Answer, EngineFailure>(failure(EngineError::replay_differs, differs()));
+}
+template <typename Answer, typename Request, typename Message>
+std::optional<Result<Answer, EngineFailure>> replay(const std::optional<EncodedCommand>& first,
+                                                    const Request& request, Message differs) {
+  return replay<Answer>(first, request, differs,
+                        [](Request form) { return canonical(std::move(form)); });
+}
+
+// Keeps a command's first request and answer for replays, and puts them on the record.
+template <typename Request, typename Answer>
+void keep_first(std::optional<EncodedCommand>& into, std::uint64_t round_key, CommandKind command,
+                const Request& request, const Answer& answer, Records& out) {
+  into = encode_command(request, answer);
+  out.answers.emplace_back(round_key, command, *into);
+}
+
+// A draw among `weights.size()` outcomes by weight (all weights 1 when empty): unbiased.
+std::size_t weighted_draw(RandomSource& random, const std::vector<std::uint32_t>& weights,
+                          std::size_t outcomes) {
+  if (weights.empty()) return static_cast<std::size_t>(uniform_below(random, outcomes));
+  std::uint64_t total = 0;
+  for (const std::uint32_t weight : weights) total += weight;
+  std::uint64_t point = uniform_below(random, total);
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (point < weights[i]) return i;
+    point -= weights[i];
+  }
+  JACKPOT_INVARIANT(false, "weighted draw past the total");
+}
+
+std::string join(const std::vector<std::uint64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ",";
+    text += std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+std::string weights_text(const std::vector<std::uint32_t>& weights) {
+  if (weights.empty()) return "uniform";
+  return join(std::vector<std::uint64_t>(weights.begin(), weights.end()));
+}
+
+// Whether a kept Dynamic Pay selection, (row, option) pairs, is one the paytable could have drawn:
+// a voided round's selection carries over only then (a paytable swapped at a restart draws anew).
+bool selection_fits(const std::vector<std::pair<std::size_t, std::uint32_t>>& selection,
+                    const Paytable& paytable) {
+  if (selection.size() < paytable.dynamic_min_selected ||
+      selection.size() > paytable.dynamic_max_selected) {
+    return false;
+  }
+  std::set<std::size_t> rows;
+  for (const auto& [row, option] : selection) {
+    if (row >= paytable.rows.size() || paytable.rows[row].kind != PayKind::dynamic || option < 1 ||
+        option > paytable.rows[row].options.size() || !rows.insert(row).second) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// amount × numerator / denominator, floored to the cent (the tray pays whole cents); nothing
+// when it leaves the int64 range.
+std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator) {
+  const auto scaled = amount.times_fraction_floor(numerator.micros(), denominator.micros());
+  if (!scaled) return std::nullopt;
+  return scaled->floor_to_cent();
+}
+
+// " As", " Kd", ...: each card's letters after a space, by rank * 4 + suit ('?' past the ace).
+constexpr auto kSpacedCards = [] {
+  std::array<std::array<char, 3>, 64> cards{};
+  for (std::uint8_t rank = 0; rank < 16; ++rank) {
+    for (std::uint8_t suit = 0; suit < 4; ++suit) {
+      cards[rank * 4U + suit] = {' ', rank_letter(Card{rank, suit}),
+                                 suit_letter(static_cast<Suit>(suit))};
+    }
+  }
+  return cards;
+}();
+
+// "As Kd | 2c 3c 4c 5c 6c": the seat's own cards, then the community cards it played with.
+// check_cards() holds every seat to its rule's counts, seven cards at most: 22 characters.
+void write_cards_text(std::span<const Card> pocket, std::span<const Card> community,
+                      CardsText& into) {
+  static_assert(3 * 7 + 1 <= CardsText::kCapacity, "seven cards and the bar fit a hand record");
+  const std::size_t length = (pocket.empty() ? 0 : 3 * pocket.size() - 1) +
+                             (community.empty() ? 0 : 2 + 3 * community.size());
+  JACKPOT_INVARIANT(length <= CardsText::kCapacity, "a seat's cards fit its hand record");
+  into.write_in_place([&](char* text) {
+    const auto spaced = [](Card card) {
+      return kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data();
+    };
+    std::size_t size = 0;
+    if (!pocket.empty()) {
+      std::memcpy(text, spaced(pocket.front()) + 1, 2);  // No space before the first card.
+      size = 2;
+    }
+    for (const Card card : pocket.subspan(pocket.empty() ? 0 : 1)) {
+      std::memcpy(text + size, spaced(card), 3);
+      size += 3;
+    }
+    if (!community.empty()) {
+      text[size++] = ' ';
+      text[size++] = '|';
+    }
+    for (const Card card : community) {
+      std::memcpy(text + size, spaced(card), 3);
+      size += 3;
+    }
+    return size;
+  });
+}
+
+// Every seat's cards text on one link, from a template made once per link and round: the
+// community cards are the same for every seat and each seat has the same number of its own cards
+// (the link's rule), so a seat's text is the template with its own cards' letters written over
+// the first ones.
+class LinkCardsText {
+ public:
+  // `pocket_count` cards of the seat's own and the community cards, as write_cards_text() lays
+  // them out.
+  LinkCardsText(std::size_t pocket_count, std::span<const Card> community)
+      : pocket_count_(pocket_count) {
+    const std::array<Card, 7> placeholders{};
+    JACKPOT_INVARIANT(pocket_count <= placeholders.size(), "a seat holds seven cards at most");
+    write_cards_text(std::span<const Card>(placeholders).first(pocket_count), community, template_);
+  }
+  // The seat's text; `pocket` has the link's count of cards.
+  void write(std::span<const Card> pocket, CardsText& into) const {
+    JACKPOT_INVARIANT(pocket.size() == pocket_count_, "a seat's cards fit the link's template");
+    into = template_;
+    into.write_in_place([&](char* text) {
+      for (std::size_t i = 0; i < pocket.size(); ++i) {
+        const Card card = pocket[i];
+        std::memcpy(text + 3 * i,
+                    kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data() + 1, 2);
+      }
+      return template_.view().size();
+    });
+  }
+
+ private:
+  std::size_t pocket_count_;
+  CardsText template_;
+};
+
+// Why a table's OPEN or LOCKED round, kept across a restart, cannot go on under the table's
+// settings and paytables on the floor now (docs/architecture.md §7b), or nothing. `paytables`
+// and `links` are per link of the table, in configuration order, as the round's vectors are.
+std::optional<std::string> live_round_problem(const TableSettings& table,
+                                              const std::vector<const Paytable*>& paytables,
+                                              const std::vector<const Link*>& links,
+                                              const RoundSnapshot& round) {
+  const std::string name = round_name(table.id, round.id) + " is " +
+                           (round.phase == RoundPhase::open ? "OPEN" : "LOCKED");
+  const std::string settle_first = "; settle or void it first";
+  // The open's answer names the paytable each Dynamic Pay selection was drawn on: the round pays
+  // those, and a paytable with Dynamic Pays needs its selection drawn at the open.
+  const auto opened = round.opened ? decode<OpenRoundAnswer>(round.opened->answer())
+                                   : std::optional<OpenRoundAnswer>();
+  // (Recovery refuses an answer that does not decode.)
+  for (std::size_t i = 0; opened && i < table.links.size(); ++i) {
+    const Paytable& paytable = *paytables[i];
+    const DynamicSelectionView* drawn = nullptr;
+    for (const DynamicSelectionView& view : opened->dynamic_pays) {
+      if (view.link == table.links[i].link) drawn = &view;
+    }
+    const std::string link = "link '" + table.links[i].link.value() + "'";
+    if (drawn != nullptr && drawn->paytable_id != paytable.id) {
+      return name + " with Dynamic Pays drawn on paytable " + drawn->paytable_id.str() + " for " +
+             link + ", but the floor now gives the table paytable " + paytable.id.str() +
+             " there: a table's paytable may not change while its round is OPEN or LOCKED" +
+             settle_first;
+    }
+    if (drawn == nullptr && paytable.dynamic_max_selected > 0) {
+      return name + " without Dynamic Pays drawn for " + link +
+             " at its open, but the floor now gives the table paytable " + paytable.id.str() +
+             " there, whose Dynamic Pays are drawn at the open: a table's paytable may not "
+             "change while its round is OPEN or LOCKED" +
+             settle_first;
+    }
+  }
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const std::string link = "link '" + table.links[i].link.value() + "'";
+    for (const auto& wager : round.wagers[i]) {
+      if (wager.seat < 1 || wager.seat > table.seats) {
+        return name + " with a wager at seat " + std::to_string(wager.seat) + " on " + link +
+               ", but the floor gives the table " + std::to_string(table.seats) +
+               " seats: a table may not lose a seat that wagered in its OPEN or LOCKED round" +
+               settle_first;
+      }
+    }
+    const Paytable& paytable = *paytables[i];
+    for (const auto& [row, option] : round.dynamic[i]) {
+      if (row >= paytable.rows.size() || paytable.rows[row].kind != PayKind::dynamic ||
+          option < 1 || option > paytable.rows[row].options.size()) {
+        return name + " with a Dynamic Pay selection (row " + std::to_string(row) + ", option " +
+               std::to_string(option) + ") on " + link + " that paytable " + paytable.id.str() +
+               " does not have: a table's paytable may not change while its round is OPEN or "
+               "LOCKED" +
+               settle_first;
+      }
+    }
+  }
+  for (const RoundSnapshot::Hit& hit : round.hits) {
+    if (hit.link_index >= links.size() || hit.level < 1 ||
+        hit.level > links[hit.link_index]->level_count() || hit.seat < 1 ||
+        hit.seat > table.seats) {
+      return name + " with a Must-Hit-By hit (level " + std::to_string(hit.level) + ", seat " +
+             std::to_string(hit.seat) + ") the floor's table or link no longer has" + settle_first;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+struct Engine::LinkState {
+  LinkSettings settings;
+  Link link;
+  LinkStatus status = LinkStatus::open;
+  std::vector<Transfer> scratch;          // Transfers of the command in progress.
+  Name name{settings.meters.id.value()};  // The link's id, as records name it.
+  std::int64_t status_since_us = 0;       // When it entered `status` (Unix microseconds).
+};
+
+struct Engine::TableState {
+  struct PlayedLink {
+    LinkState* link = nullptr;
+    const Paytable* paytable = nullptr;
+    CommunitySource community = CommunitySource::board;
+  };
+  TableSettings settings;
+  std::vector<PlayedLink> links;
+  std::vector<const Paytable*> paytables;  // Of `links`, in their order: for keyed hands.
+  std::optional<RoundState> current;       // The table's latest round, in any phase.
+  std::optional<RoundState> previous;      // The one before, kept for replays.
+  // The counter epoch: how many times a supervisor re-based the table's counter. Only rounds of
+  // this epoch answer commands; after a re-base, until a round opens, the counter is
+  // `rebased_base` (the re-base's next round id - 1).
+  std::uint64_t epoch = 0;
+  std::uint64_t rebased_base = 0;
+
+  // The table's latest round and the one before it, when they belong to the current epoch.
+  const RoundState* latest() const {
+    return current && current->epoch == epoch ? &*current : nullptr;
+  }
+  const RoundState* before_latest() const {
+    return previous && previous->epoch == epoch ? &*previous : nullptr;
+  }
+  // The counter as the round-id rules see it (controller/engine/round_counter.h).
+  RoundCounter counter() const {
+    if (const RoundState* round = latest()) return {round->id.value(), round->phase};
+    return {rebased_base, std::nullopt};
+  }
+};
+
+Engine::Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock,
+               RandomSource& random)
+    : config_(std::move(config)),
+      paytables_(std::move(paytables)),
+      clock_(clock),
+      random_(random) {}
+
+Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::create(
+    EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+    Records& out) {
+  if (auto problems = validate(config, paytables); !problems.empty()) return problems;
+  std::unique_ptr<Engine> engine(
+      new Engine(std::move(config), std::move(paytables), clock, random));
+  const std::int64_t now = clock.now_us();
+  for (const LinkSettings& settings : engine->config_.links) {
+    std::vector<Transfer> opening;
+    auto link = Link::open(settings.meters, random, opening);
+    JACKPOT_INVARIANT(link.ok(), "validated link configurations open");
+    auto state = std::make_unique<LinkState>(
+        LinkState{settings, std::move(link).value(), LinkStatus::open, {}});
+    state->status_since_us = now;
+    for (const Transfer& transfer : opening) out.transfers.push_back({state->name, transfer});
+    for (std::uint32_t level = 1; level <= state->link.level_count(); ++level) {
+      if (const auto& trigger = state->link.hidden_trigger(level)) {
+        out.draws.push_back({engine->next_draw_id(), 0, settings.meters.id, level,
+                             DrawKind::hidden_trigger,
+                             "above=" + trigger->range_above.to_string() +
+                                 " up_to=" + trigger->range_up_to.to_string(),
+                             "committed " + to_hex(trigger->commitment), trigger, now});
+      }
+    }
+    engine->links_by_id_[settings.meters.id.value()] = state.get();
+    engine->links_.push_back(std::move(state));
+  }
+  engine->add_tables();
+  return engine;
+}
+
+void Engine::add_tables() {
+  for (const TableSettings& settings : config_.tables) {
+    auto table = std::make_unique<TableState>();
+    table->settings = settings;
+    for (const TableLinkSettings& played : settings.links) {
+      const Paytable* paytable = nullptr;
+      for (const Paytable& candidate : paytables_) {
+        if (candidate.id == played.paytable_id) paytable = &candidate;
+      }
+      table->links.push_back({find_link(played.link), paytable, played.community});
+      table->paytables.push_back(paytable);
+    }
+    tables_[settings.id.value()] = std::move(table);
+  }
+}
+
+Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
+    EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+    const EngineSnapshot& snapshot) {
+  if (auto problems = validate(config, paytables); !problems.empty()) return problems;
+  std::unique_ptr<Engine> engine(
+      new Engine(std::move(config), std::move(paytables), clock, random));
+  const auto refuse = [](std::string problem) {
+    return std::vector<std::string>{"snapshot: " + std::move(problem)};
+  };
+  if (snapshot.links.size() != engine->config_.links.size()) return refuse("links differ");
+  for (std::size_t i = 0; i < snapshot.links.size(); ++i) {
+    const LinkSettings& settings = engine->config_.links[i];
+    const LinkSnapshot& saved = snapshot.links[i];
+    if (saved.id != settings.meters.id) return refuse("link '" + saved.id.value() + "' unknown");
+    auto link =
+        Link::restore(settings.meters, random, saved.balances, saved.next_transfer, saved.hidden);
+    if (!link) return link.error();
+    auto state =
+        std::make_unique<LinkState>(LinkState{settings, std::move(link).value(), saved.status, {}});
+    state->status_since_us = saved.status != LinkStatus::open && saved.status_since_us != 0
+                                 ? saved.status_since_us
+                                 : clock.now_us();
+    engine->links_by_id_[settings.meters.id.value()] = state.get();
+    engine->links_.push_back(std::move(state));
+  }
+  engine->add_tables();
+  if (snapshot.tables.size() != engine->config_.tables.size()) return refuse("tables differ");
+  for (const TableSnapshot& saved : snapshot.tables) {
+    const auto it = engine->tables_.find(saved.id.value());
+    if (it == engine->tables_.end()) return refuse("table '" + saved.id.value() + "' unknown");
+    TableState& table = *it->second;
+    for (const auto* round : {&saved.current, &saved.previous}) {
+      if (*round && ((*round)->dynamic.size() != table.links.size() ||
+                     (*round)->wagers.size() != table.links.size() ||
+                     (*round)->contributions.size() != table.links.size())) {
+        return refuse("a round of table '" + saved.id.value() + "' does not fit its links");
+      }
+    }
+    if (saved.current &&
+        (saved.current->phase == RoundPhase::open || saved.current->phase == RoundPhase::locked)) {
+      std::vector<const Paytable*> played_paytables;
+      std::vector<const Link*> played_links;
+      for (const auto& played : table.links) {
+        played_paytables.push_back(played.paytable);
+        played_links.push_back(&played.link->link);
+      }
+      if (auto problem =
+              live_round_problem(table.settings, played_paytables, played_links, *saved.current)) {
+        return std::vector<std::string>{*problem};
+      }
+    }
+    table.current = saved.current;
+    table.previous = saved.previous;
+    table.epoch = saved.epoch;
+    table.rebased_base = saved.rebased_base;
+  }
+  for (const RoundCounterRebaseRecord& rebase : snapshot.rebases) {
+    if (!engine->rebases_.emplace(rebase.request_id, rebase).second) {
+      return refuse("re-base request id '" + rebase.request_id + "' twice");
+    }
+  }
+  for (const PendingPayout& pending : snapshot.pending) {
+    const Payout& payout = pending.payout;
+    const LinkState* link = engine->find_link(payout.link);
+    const auto& award = pending.award;
+    if (link == nullptr || !link->link.ledger().has(award.debit) ||
+        !link->link.ledger().has(award.credit)) {
+      return std::vector<std::string>{
+          "payout " + std::to_string(payout.id.value()) + " (" + payout.amount.to_string() +
+          " to seat " + std::to_string(payout.seat) + " of " +
+          round_name(payout.table, payout.round) + ") is PENDING on link '" + payout.link.value() +
+          "', which the floor " + (link == nullptr ? "no longer has" : "gives other levels") +
+          ": a link may leave the floor only when no payout on it is pending; approve or reject "
+          "it first"};
+    }
+    engine->payouts_[pending.payout.id.value()] = pending.payout;
+    engine->award_transfers_[pending.payout.id.value()] = pending.award;
+  }
+  // Adjustments stay answerable on a floor that no longer has their link: a replay answers what
+  // was applied then.
+  for (const MeterAdjustmentRecord& adjustment : snapshot.adjustments) {
+    if (!engine->adjustments_.emplace(adjustment.request_id, adjustment).second) {
+      return refuse("request id '" + adjustment.request_id + "' names two adjustments");
+    }
+  }
+  engine->last_round_key_ = snapshot.last_round_key;
+  engine->last_payout_id_ = snapshot.last_payout_id;
+  engine->last_draw_id_ = snapshot.last_draw_id;
+  if (auto broken = engine->check_invariants()) return refuse(*broken);
+  return engine;
+}
+
+EngineSnapshot Engine::snapshot() const {
+  EngineSnapshot snapshot;
+  for (const auto& state : links_) {
+    snapshot.links.push_back({state->settings.meters.id, state->link.ledger().balances(),
+                              state->link.ledger().next_id(), state->link.hidden_triggers(),
+                              state->status,
+                              state->status == LinkStatus::open ? 0 : state->status_since_us});
+  }
+  for (const TableSettings& settings : config_.tables) {
+    const TableState& table = *tables_.at(settings.id.value());
+    snapshot.tables.push_back(
+        {settings.id, table.current, table.previous, table.epoch, table.rebased_base});
+  }
+  for (const auto& [id, payout] : payouts_) {
+    snapshot.pending.push_back({payout, award_transfers_.at(id)});
+  }
+  for (const auto& [id, adjustment] : adjustments_) snapshot.adjustments.push_back(adjustment);
+  for (const auto& [id, rebase] : rebases_) snapshot.rebases.push_back(rebase);
+  snapshot.last_round_key = last_round_key_;
+  snapshot.last_payout_id = last_payout_id_;
+  snapshot.last_draw_id = last_draw_id_;
+  return snapshot;
+}
+
+Engine::LinkState* Engine::find_link(const LinkId& id) {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? nullptr : it->second;
+}
+
+const Link* Engine::link(const LinkId& id) const {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? nullptr : &it->second->link;
+}
+
+namespace {
+
+EngineFailure no_table(const TableId& id) {
+  return failure(EngineError::unknown_table, "no table " + quote_prefix(id.value()));
+}
+
+EngineFailure round_id_out_of_range(const TableId& table, RoundId round) {
+  return invalid(round_name(table, round) + ": round ids are 1.." + std::to_string(kMaxRoundId));
+}
+
+}  // namespace
+
+Result<Engine::TableState*, EngineFailure> Engine::find_table(const TableId& id) {
+  const auto it = tables_.find(id.value());
+  if (it == tables_.end()) return no_table(id);
+  return it->second.get();
+}
+
+Result<std::pair<Engine::TableState*, Engine::RoundState*>, EngineFailure> Engine::find_round(
+    const TableId& table_id, RoundId round_id) {
+  // The table looked up here rather than through find_table(): one Result fewer to make and
+  // take apart on every lock and settle.
+  const auto it = tables_.find(table_id.value());
+  if (it == tables_.end()) return no_table(table_id);
+  TableState* table = it->second.get();
+  if (!round_id_in_range(round_id.value())) return round_id_out_of_range(table_id, round_id);
+  const RoundCounter counter = table->counter();
+  const RoundState* latest = table->latest();
+  const RoundState* before = table->before_latest();
+  switch (command_round_rule(
+      counter.base, latest ? std::optional(latest->id.value()) : std::nullopt,
+      before ? std::optional(before->id.value()) : std::nullopt, round_id.value())) {
+    case CommandRoundRule::latest:
+      return std::pair{table, &*table->current};
+    case CommandRoundRule::previous:
+      return std::pair{table, &*table->previous};
+    case CommandRoundRule::superseded:
+      return failure(EngineError::round_superseded,
+                     round_name(table_id, round_id) +
+                         " is two or more rounds behind the table's latest round " +
+                         std::to_string(counter.base) +
+                         " (or before its counter's re-base): only the latest two answer "
+                         "commands");
+    case CommandRoundRule::never_opened:
+      break;
+  }
+  std::string latest_text = "the table has played no round";
+  if (latest != nullptr) {
+    latest_text = "the table's latest round is " + std::to_string(counter.base);
+  } else if (table->epoch > 0) {
+    latest_text =
+        "no round since its round counter was re-based to " + std::to_string(counter.base + 1);
+  }
+  return failure(EngineError::round_not_found,
+                 round_name(table_id, round_id) + " was never opened (" + latest_text + ")");
+}
+
+std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
+  std::vector<LinkId> ids;
+  const auto it = tables_.find(table.value());
+  if (it == tables_.end()) return ids;
+  for (const auto& played : it->second->links) ids.push_back(played.link->settings.meters.id);
+  return ids;
+}
+
+namespace {
+
+void add_levels(const LinkSettings& settings, const Link& link,
+                std::vector<LevelMeterView>& views) {
+  for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
+    const LevelRules& rules = link.rules(level);
+    views.emplace_back(settings.meters.id, level, settings.meters.levels[level - 1].name,
+                       link.meter(level), rules.must_hit_by, rules.ceiling);
+  }
+}
+
+}  // namespace
+
+std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const {
+  std::vector<LevelMeterView> views;
+  for (const auto& state : links_) {
+    const LinkId& id = state->settings.meters.id;
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    add_levels(state->settings, state->link, views);
+  }
+  return views;
+}
+
+// The levels of every link the table plays, in configuration order (as meters() gives them),
+// into `views` (empty): an answer's own, filled in place.
+void Engine::meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const {
+  std::size_t levels = 0;
+  for (const auto& played : table.links) levels += played.link->link.level_count();
+  views.reserve(levels);
+  for (const auto& state : links_) {
+    const bool played = std::any_of(table.links.begin(), table.links.end(),
+                                    [&](const auto& link) { return link.link == state.get(); });
+    if (played) add_levels(state->settings, state->link, views);
+  }
+}
+
+LinkStatus Engine::link_status(const LinkId& id) const {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? LinkStatus::unavailable : it->second->status;
+}
+
+std::int64_t Engine::link_status_since_us(const LinkId& id) const {
+  const auto it = links_by_id_.find(id.value());
+  return it == links_by_id_.end() ? 0 : it->second->status_since_us;
+}
+
+Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, LinkStatus status,
+                                                          const std::string& changed_by,
+                                                          const std::string& reason, Records& out) {
+  LinkState* state = find_link(id);
+  if (state == nullptr) {
+    return failure(EngineError::unknown_link, "no link " + quote_prefix(id.value()));
+  }
+  if (changed_by.empty()) return invalid("a status change needs the name of who asks for it");
+  if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("a status change needs a reason");
+  }
+  if (has_nul(changed_by) || has_nul(reason)) {
+    return invalid("a status change's name and reason may not contain NUL characters");
+  }
+  const std::int64_t now = clock_.now_us();
+  if (state->status != status) state->status_since_us = now;
+  state->status = status;
+  out.link_statuses.push_back({id, status, now, changed_by, reason});
+  return status;
+}
+
+bool Engine::locked_round_holds_money(const LinkState& link, std::uint32_t level) const {
+  const AccountRef meter = AccountRef::meter(level);
+  for (const auto& [id, table] : tables_) {
+    if (!table->current || table->current->phase != RoundPhase::locked) continue;
+    const RoundState& round = *table->current;
+    for (std::size_t i = 0; i < table->links.size() && i < round.contributions.size(); ++i) {
+      if (table->links[i].link != &link) continue;
+      for (const Transfer& transfer : round.contributions[i]) {
+        if (transfer.credit == meter) return true;
+      }
+    }
+  }
+  return false;
+}
+
+namespace {
+
+AdjustMeterAnswer adjustment_answer(const MeterAdjustmentRecord& record, const Link* link) {
+  Name name;
+  if (link != nullptr && record.level >= 1 && record.level <= link->level_count()) {
+    name = link->config().levels[record.level - 1].name;
+  }
+  return {record.link,        record.level,         name,
+          record.meter_after, record.reserve_after, record.transfer};
+}
+
+// Blank: empty or only spaces, tabs and line ends.
+bool blank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterRequest& request,
+                                                              const std::string& requested_by,
+                                                              Records& out) {
+  if (request.request_id.empty() || request.request_id.size() > kMaxIdBytes ||
+      has_nul(request.request_id)) {
+    return invalid("an adjustment needs a request id of 1 to " + std::to_string(kMaxIdBytes) +
+                   " bytes without NUL characters; got " + quote_prefix(request.request_id));
+  }
+  if (blank(request.reason) || request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
+    return invalid("an adjustment needs a reason of at most " + std::to_string(kMaxReasonBytes) +
+                   " bytes, not blank and without NUL characters; got " +
+                   quote_prefix(request.reason));
+  }
+  if (request.amount == Money()) {
+    return invalid(std::string(to_string(AdjustmentRefusal::zero_amount)));
+  }
+  if (requested_by.empty() || has_nul(requested_by)) {
+    return invalid("an adjustment needs the name of who asks for it");
+  }
+  if (const auto first = adjustments_.find(request.request_id); first != adjustments_.end()) {
+    const MeterAdjustmentRecord& applied = first->second;
+    if (applied.link == request.link && applied.level == request.level &&
+        applied.amount == request.amount && applied.reason == request.reason) {
+      return adjustment_answer(applied, link(applied.link));
+    }
+    return failure(EngineError::replay_differs,
+                   "request id " + quote_prefix(request.request_id) +
+                       " was used for another adjustment (" + applied.amount.to_string() +
+                       " on level " + std::to_string(applied.level) + " of link '" +
+                       applied.link.value() + "'); choose a new id for a new adjustment");
+  }
+  LinkState* state = find_link(request.link);
+  if (state == nullptr) {
+    return failure(EngineError::unknown_link, "no link " + quote_prefix(request.link.value()));
+  }
+  Link& meters = state->link;
+  if (request.level < 1 || request.level > meters.level_count()) {
+    return failure(EngineError::unknown_link, "link '" + request.link.value() + "' has no level " +
+                                                  std::to_string(request.level) + " (it has 1.." +
+                                                  std::to_string(meters.level_count()) + ")");
+  }
+  AdjustmentFacts facts = meters.adjustment_facts(request.level);
+  facts.locked_round_holds_money = locked_round_holds_money(*state, request.level);
+  if (const auto refusal = adjustment_refusal(request.amount, facts)) {
+    std::string message = "adjustment of " + request.amount.to_string() + " on level " +
+                          std::to_string(request.level) + " of link '" + request.link.value() +
+                          "' (meter " + facts.meter.to_string() +
+                          ") refused: " + std::string(to_string(*refusal));
+    if (const auto cap = adjustment_raise_cap(facts); cap && request.amount > Money()) {
+      message += "; a raise may carry it to at most " + cap->to_string();
+    }
+    return failure(*refusal == AdjustmentRefusal::zero_amount ? EngineError::invalid_argument
+                                                              : EngineError::ledger_refused,
+                   std::move(message));
+  }
+  state->scratch.clear();
+  const auto posted =
+      meters.adjust_meter(request.level, request.amount, request.reason, Origin{}, state->scratch);
+  JACKPOT_INVARIANT(posted.ok(), "an adjustment the rule admits posts");
+  out.transfers.push_back({state->name, state->scratch.back()});
+  state->scratch.clear();
+  MeterAdjustmentRecord record{request.request_id,
+                               request.link,
+                               request.level,
+                               request.amount,
+                               request.reason,
+                               requested_by,
+                               *posted,
+                               meters.meter(request.level),
+                               meters.reserve(request.level),
+                               clock_.now_us()};
+  out.adjustments.push_back(record);
+  const AdjustMeterAnswer answer = adjustment_answer(record, &meters);
+  adjustments_.emplace(request.request_id, std::move(record));
+  return answer;
+}
+
+const Payout* Engine::payout(PayoutId id) const {
+  const auto it = payouts_.find(id.value());
+  return it == payouts_.end() ? nullptr : &it->second;
+}
+
+std::vector<Payout> Engine::pending_payouts() const {
+  std::vector<Payout> pending;
+  for (const auto& [id, payout] : payouts_) {
+    if (payout.state == PayoutState::pending) pending.push_back(payout);
+  }
+  return pending;
+}
+
+std::optional<std::string> Engine::check_invariants() const {
+  for (const auto& state : links_) {
+    if (auto broken = state->link.check_invariants()) {
+      return "link '" + state->settings.meters.id.value() + "': " + *broken;
+    }
+    std::int64_t pending = 0;
+    for (const auto& [id, payout] : payouts_) {
+      if (payout.link == state->settings.meters.id && payout.state == PayoutState::pending) {
+        pending += payout.amount.micros();
+      }
+    }
+    const Money payable =
+        state->link.ledger().balance(AccountRef::link(AccountKind::awards_payable));
+    if (payable.micros() != pending) {
+      return "link '" + state->settings.meters.id.value() + "': awards_payable " +
+             payable.to_string() + " differs from the pending payouts " +
+             Money::from_micros(pending).to_string();
+    }
+  }
+  return std::nullopt;
+}
+
+void Engine::note_awards(const TableState& acting, const LinkState& link) {
+  std::vector<std::uint32_t> levels;
+  for (const Transfer& transfer : link.scratch) {
+    if (transfer.kind == TransferKind::award && transfer.debit.kind == AccountKind::meter) {
+      levels.push_back(transfer.debit.level);
+    }
+  }
+  if (levels.empty()) return;
+  for (auto& [id, table] : tables_) {
+    if (table.get() == &acting || !table->current || table->current->phase != RoundPhase::locked) {
+      continue;
+    }
+    RoundState& round = *table->current;
+    for (std::size_t i = 0; i < table->links.size() && i < round.awarded_since.size(); ++i) {
+      if (table->links[i].link != &link) continue;
+      auto& noted = round.awarded_since[i];
+      noted.insert(noted.end(), levels.begin(), levels.end());
+      std::sort(noted.begin(), noted.end());
+      noted.erase(std::unique(noted.begin(), noted.end()), noted.end());
+    }
+  }
+}
+
+// ---- OpenRound ------------------------------------------------------------------------------
+
+Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest& request,
+                                                          Records& out) {
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  if (!round_id_in_range(request.round.value())) {
+    return round_id_out_of_range(request.table, request.round);
+  }
+  const RoundCounter counter = table.counter();
+  const std::string base = std::to_string(counter.base);
+  switch (open_round_rule(counter, request.round.value())) {
+    case OpenRoundRule::open_new:
+      break;
+    case OpenRoundRule::replay:
+      if (const RoundState* latest = table.latest(); latest != nullptr && latest->opened) {
+        return first_answer<OpenRoundAnswer>(*latest->opened);
+      }
+      // A journal from before answers were kept: the round is open, but its answer cannot be
+      // given again; refused as a repeat, never answered with something else.
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) +
+                         " is open, but its first answer is not on record: it cannot be replayed");
+    case OpenRoundRule::not_latest_open:
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) + " was opened before and is now " +
+                         std::string(round_phase_name(table.current->phase)) +
+                         ": an OpenRound repeat is answered only while its round is the table's "
+                         "latest and OPEN (a controller whose counter restarted needs a "
+                         "supervisor's RebaseRoundCounter)");
+    case OpenRoundRule::not_increasing:
+      return failure(EngineError::round_id_not_increasing,
+                     round_name(request.table, request.round) + ": round ids must increase (last " +
+                         base + ")");
+    case OpenRoundRule::previous_open:
+      return failure(
+          EngineError::previous_round_open,
+          round_name(request.table, table.current->id) + " is still open: settle or void it first");
+    case OpenRoundRule::jump_too_far:
+      return failure(EngineError::round_id_jump_too_far,
+                     round_name(request.table, request.round) + " is more than " +
+                         std::to_string(kMaxRoundIdJump) + " above the table's counter (" + base +
+                         "); a supervisor re-bases a counter that really moved that far "
+                         "(RebaseRoundCounter)");
+  }
+  for (const auto& played : table.links) {
+    if (played.link->status == LinkStatus::closed) {
+      return failure(EngineError::link_closed,
+                     "link '" + played.link->settings.meters.id.value() + "' is closed");
+    }
+    if (played.link->status == LinkStatus::unavailable) {
+      return failure(EngineError::link_unavailable,
+                     "link '" + played.link->settings.meters.id.value() + "' is unavailable");
+    }
+  }
+
+  RoundState round;
+  round.id = request.round;
+  round.epoch = table.epoch;
+  round.key = ++last_round_key_;
+  // The round before the previous one leaves memory below (when there is a current round to
+  // become the previous one): the new round takes over its vectors' storage, emptied.
+  if (table.current && table.previous) {
+    RoundState& leaving = *table.previous;
+    round.dynamic.swap(leaving.dynamic);
+    round.wagers.swap(leaving.wagers);
+    round.contributions.swap(leaving.contributions);
+    round.hits.swap(leaving.hits);
+    round.hits.clear();
+  }
+  const auto reset = [&table](auto& per_link) {
+    per_link.resize(table.links.size());
+    for (auto& entries : per_link) entries.clear();
+  };
+  reset(round.dynamic);
+  reset(round.wagers);
+  reset(round.contributions);
+  reset(round.awarded_since);
+  const std::int64_t now = clock_.now_us();
+  OpenRoundAnswer answer{request.table, request.round, {}};
+  // A void never lets a table draw Dynamic Pays again for the same deal: after a void of a round
+  // that never settled, the table's next round keeps that round's selection (recorded as carried
+  // over, not drawn), until a round settles.
+  const RoundState* voided =
+      table.current && table.current->phase == RoundPhase::voided ? &*table.current : nullptr;
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const auto& played = table.links[i];
+    const Paytable& paytable = *played.paytable;
+    if (paytable.dynamic_max_selected == 0) continue;
+    const LinkSettings& settings = played.link->settings;
+    const LinkId& link_id = settings.meters.id;
+    DynamicSelectionView view{link_id, paytable.id, {}};
+    if (voided != nullptr && i < voided->dynamic.size() &&
+        selection_fits(voided->dynamic[i], paytable)) {
+      round.dynamic[i] = voided->dynamic[i];
+      std::string kept = "rows=[";
+      for (const auto& [row, option] : round.dynamic[i]) {
+        if (kept.size() > 6) kept += ",";
+        kept += std::to_string(row) + ":" + std::to_string(option);
+      }
+      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_carried_over,
+                           "voided round " + std::to_string(voided->id.value()) + " (round key " +
+                               std::to_string(voided->key) + ")",
+                           kept + "]", std::nullopt, now});
+    } else {
+      std::vector<std::size_t> candidates;
+      for (std::size_t row = 0; row < paytable.rows.size(); ++row) {
+        if (paytable.rows[row].kind == PayKind::dynamic) candidates.push_back(row);
+      }
+      const std::uint32_t span = paytable.dynamic_max_selected - paytable.dynamic_min_selected + 1;
+      const std::uint32_t count =
+          paytable.dynamic_min_selected +
+          static_cast<std::uint32_t>(weighted_draw(random_, settings.dynamic_count_weights, span));
+      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_count,
+                           "counts=" + std::to_string(paytable.dynamic_min_selected) + ".." +
+                               std::to_string(paytable.dynamic_max_selected) +
+                               " weights=" + weights_text(settings.dynamic_count_weights),
+                           "count=" + std::to_string(count), std::nullopt, now});
+      for (std::uint32_t pick = 0; pick < count; ++pick) {
+        const auto index = static_cast<std::size_t>(uniform_below(random_, candidates.size()));
+        const std::size_t row = candidates[index];
+        out.draws.push_back(
+            {next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_hand,
+             "rows=" + join(std::vector<std::uint64_t>(candidates.begin(), candidates.end())),
+             "row=" + std::to_string(row), std::nullopt, now});
+        candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(index));
+        const auto option = static_cast<std::uint32_t>(
+            weighted_draw(random_, settings.dynamic_option_weights, 10) + 1);
+        out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_option,
+                             "row=" + std::to_string(row) + " options=1..10 weights=" +
+                                 weights_text(settings.dynamic_option_weights),
+                             "option=" + std::to_string(option), std::nullopt, now});
+        round.dynamic[i].emplace_back(row, option);
+      }
+    }
+    std::sort(round.dynamic[i].begin(), round.dynamic[i].end());
+    for (const auto& [row, option] : round.dynamic[i]) {
+      view.pays.push_back(
+          {paytable.rows[row].label, option,
+           scaled_to_cent(paytable.rows[row].options[option - 1], settings.meters.base_wager,
+                          Money::from_micros(Money::kMicrosPerUnit))
+               .value_or(Money())});
+    }
+    answer.dynamic_pays.push_back(std::move(view));
+  }
+  keep_first(round.opened, round.key, CommandKind::open, request, answer, out);
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    for (const auto& [row, option] : round.dynamic[i]) {
+      out.dynamic_pays.push_back({round.key, table.links[i].link->settings.meters.id,
+                                  static_cast<std::uint32_t>(row), option});
+    }
+  }
+  out.rounds.push_back({round.key,
+                        request.table,
+                        request.round,
+                        RoundPhase::open,
+                        now,
+                        {},
+                        RoundPhase::open,
+                        table.epoch});
+  if (table.current) table.previous = std::move(table.current);
+  table.current = std::move(round);
+  return answer;
+}
+
+// ---- LockWagers -----------------------------------------------------------------------------
+
+Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequest& request,
+                                                            Records& out) {
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState* round = found->second;
+  if (auto first = replay<LockWagersAnswer>(round->locked, request, [&] {
+        return round_name(request.table, request.round) + " was already locked with other wagers";
+      })) {
+    return *first;
+  }
+  if (round->phase != RoundPhase::open) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is not OPEN");
+  }
+
+  // Validate every wager before anything changes.
+  LockScratch& scratch = lock_scratch_;
+  // Filled here and swapped into the round at the end: the round's own are empty (open_round).
+  auto& wagers = scratch.wagers;
+  wagers.resize(table.links.size());
+  for (auto& link_wagers : wagers) {
+    link_wagers.clear();
+    link_wagers.reserve(std::min<std::size_t>(request.wagers.size(), table.settings.seats));
+  }
+  auto& units_per_link = scratch.units_per_link;
+  units_per_link.assign(table.links.size(), 0);
+  auto& seats_seen = scratch.seats_seen;  // One bit per seat.
+  seats_seen.assign(table.links.size(), 0);
+  for (const WagerRequest& wager : request.wagers) {
+    const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
+    if (wager.seat < 1 || wager.seat > table.settings.seats) {
+      return invalid(seat() + " does not exist at table " + request.table.value() + " (seats 1.." +
+                     std::to_string(table.settings.seats) + ")");
+    }
+    std::size_t index = table.links.size();
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      if (table.links[i].link->settings.meters.id == wager.link) index = i;
+    }
+    if (index == table.links.size()) {
+      return invalid("table " + request.table.value() + " does not play link " +
+                     quote_prefix(wager.link.value()));
+    }
+    if (seats_seen[index] & (1U << wager.seat)) {
+      return invalid(seat() + " wagers twice on link " + quote_prefix(wager.link.value()));
+    }
+    seats_seen[index] |= 1U << wager.seat;
+    const LinkState& link = *table.links[index].link;
+    if (link.status != LinkStatus::open) {
+      return failure(link.status == LinkStatus::closed ? EngineError::link_closed
+                                                       : EngineError::link_unavailable,
+                     "link '" + wager.link.value() + "' takes no wagers now");
+    }
+    const Money base = link.settings.meters.base_wager;
+    const auto micros = Money::from_cents(wager.amount_cents);
+    if (wager.amount_cents <= 0 || !micros) {
+      return invalid(seat() + ": the wager must be a positive amount of cents");
+    }
+    if (micros->micros() % base.micros() != 0) {
+      return invalid(seat() + ": the wager " + micros->to_string() +
+                     " is not a whole number of base wagers of " + base.to_string());
+    }
+    const std::int64_t units = micros->micros() / base.micros();
+    if (units > link.settings.max_wager_units) {
+      return invalid(seat() + ": the wager " + micros->to_string() + " is more than the link's " +
+                     std::to_string(link.settings.max_wager_units) + " base wagers");
+    }
+    if (__builtin_add_overflow(units_per_link[index], units, &units_per_link[index])) {
+      return invalid(seat() + ": the wagers overflow");
+    }
+    wagers[index].push_back({wager.seat, units});
+  }
+
+  // Contributions on every link, all or nothing.
+  auto& checkpoints = scratch.checkpoints;
+  checkpoints.clear();
+  auto& results = scratch.results;
+  results.clear();  // Emptied and made anew: cheaper than assigning each an empty result.
+  results.resize(table.links.size());
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    link.scratch.clear();
+    checkpoints.push_back(link.link.checkpoint(link.scratch));
+    if (units_per_link[i] == 0) continue;
+    auto contributed = link.link.contribute(units_per_link[i], Origin{round->key, 0}, link.scratch);
+    if (!contributed) {
+      for (std::size_t j = 0; j <= i; ++j) {
+        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+      }
+      return failure(EngineError::ledger_refused, "link '" + link.settings.meters.id.value() +
+                                                      "' refused the contributions: " +
+                                                      std::string(to_string(contributed.error())));
+    }
+    results[i] = std::move(contributed).value();
+  }
+
+  // From here on nothing can fail. The answer is made in the Result the caller receives: the
+  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
+  // ~120 instructions a command).
+  const std::int64_t now = clock_.now_us();
+  return [&]() -> Result<LockWagersAnswer, EngineFailure> {
+    Result<LockWagersAnswer, EngineFailure> made(std::in_place, request.table, request.round);
+    LockWagersAnswer& answer = made.filling();
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      LinkState& link = *table.links[i].link;
+      const LinkId& link_id = link.settings.meters.id;
+      // Tables usually send their wagers by seat already: then the check is all it costs.
+      const auto by_seat = [](const auto& a, const auto& b) { return a.seat < b.seat; };
+      if (!std::is_sorted(wagers[i].begin(), wagers[i].end(), by_seat)) {
+        std::sort(wagers[i].begin(), wagers[i].end(), by_seat);
+      }
+      for (const auto& wager : wagers[i]) {
+        out.wagers.emplace_back(round->key, wager.seat, link.name,
+                                *link.settings.meters.base_wager.times(wager.units), wager.units);
+      }
+      round->contributions[i].reserve(link.scratch.size());
+      for (const Transfer& transfer : link.scratch) {
+        out.transfers.emplace_back(link.name, transfer);
+        if (transfer.kind == TransferKind::contribution ||
+            transfer.kind == TransferKind::overflow) {
+          round->contributions[i].push_back(transfer);
+        }
+      }
+      for (const MustHitByHit& hit : results[i].hits) {
+        // The winner: uniformly (or by wager) among the round's wagering seats on this link.
+        std::vector<std::uint64_t> seats;
+        std::vector<std::uint32_t> weights;
+        for (const auto& wager : wagers[i]) {
+          seats.push_back(wager.seat);
+          weights.push_back(
+              static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+        }
+        const bool weighted = link.settings.must_hit_by_weighted_by_wager;
+        const std::size_t winner =
+            weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
+        const std::uint64_t draw_id = next_draw_id();
+        out.draws.push_back(
+            {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
+             "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
+             "seat=" + std::to_string(seats[winner]), std::nullopt, now});
+        if (hit.next) {
+          out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
+                               DrawKind::hidden_trigger,
+                               "above=" + hit.next->range_above.to_string() +
+                                   " up_to=" + hit.next->range_up_to.to_string(),
+                               "committed " + to_hex(hit.next->commitment), hit.next, now});
+        }
+        Transfer award;
+        for (const Transfer& transfer : link.scratch) {
+          if (transfer.id == hit.award) award = transfer;
+        }
+        // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
+        const auto seat = static_cast<std::uint32_t>(seats[winner]);
+        const PayoutId payout_id(++last_payout_id_);
+        Payout payout{payout_id,
+                      request.table,
+                      request.round,
+                      seat,
+                      link_id,
+                      AwardKind::must_hit_by,
+                      hit.level,
+                      kMustHitBy,
+                      hit.amount,
+                      PayoutState::pending,
+                      1,
+                      {},
+                      {},
+                      award.id,
+                      now,
+                      {}};
+        payout.epoch = round->epoch;
+        if (hit.amount < link.settings.approval_threshold) {
+          std::vector<Transfer> paid_now;
+          const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
+          JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
+          for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
+          payout.state = PayoutState::paid;
+          payout.approvals_required = 0;
+        } else if (link.settings.dual_approval_threshold &&
+                   hit.amount > *link.settings.dual_approval_threshold) {
+          payout.approvals_required = 2;
+        }
+        out.payouts.push_back(payout);
+        if (payout.state == PayoutState::pending) {
+          award_transfers_[payout_id.value()] = award;
+          payouts_[payout_id.value()] = payout;
+        }
+        round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
+        out.hits.push_back(
+            {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
+        answer.must_hit_by_hits.push_back({link_id, hit.level,
+                                           static_cast<std::uint32_t>(seats[winner]), hit.amount,
+                                           draw_id, payout.state});
+      }
+      if (!results[i].hits.empty()) note_awards(table, link);
+      link.scratch.clear();
+    }
+    round->wagers.swap(wagers);
+    round->phase = RoundPhase::locked;
+    meters_of_table(table, answer.meters);
+    keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
+    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
+    return made;
+  }();
+}
+
+// ---- SettleRound ----------------------------------------------------------------------------
+
+namespace {
+
+// What one wagering seat's cards (or keyed hand) came to on one link.
+struct SeatOutcome {
+  std::uint32_t seat = 0;
+  std::int64_t units = 0;  // Base wagers the seat locked on the link.
+  std::optional<std::size_t> row;
+  bool keyed = false;
+  CardsText cards;
+};
+
+// An award decided during settlement, waiting to become a payout.
+struct Decided {
+  std::size_t link_index = 0;
+  std::uint32_t seat = 0;
+  AwardKind kind = AwardKind::fixed;
+  std::uint32_t level = 0;
+  Name hand;  // The row's label.
+  std::uint32_t from_seat = 0;
+  Money amount;
+  Transfer award;
+  PayoutId payout;
+};
+
+// A seat's own cards: at most seven in every game, held without allocating.
+struct SeatHand {
+  std::array<Card, 7> cards{};
+  std::size_t count = 0;  // How many the table reported, which may be more than fit.
+  CardMask mask = 0;      // Every card reported.
+  std::span<const Card> view() const { return {cards.data(), std::min(count, cards.size())}; }
+};
+
+// parse_cards() for one seat, into `cards`, without building the seat's name unless something is
+// wrong.
+std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts, std::uint32_t seat,
+                                          SeatHand& cards) {
+  cards.count = 0;
+  CardMask seen = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::optional<Card> card = parse_two_letter_card(texts[i]);
+    if (!card) {
+      auto parsed = parse_card(texts[i]);
+      if (!parsed) {
+        return CardError{"cards of seat " + std::to_string(seat) + ", card " +
+                         std::to_string(i + 1) + ": " + parsed.error().message};
+      }
+      card = *parsed;
+    }
+    if (seen & card_bit(*card)) {
+      return CardError{"cards of seat " + std::to_string(seat) + ": " + to_string(*card) +
+                       " appears twice"};
+    }
+    seen |= card_bit(*card);
+    if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
+    ++cards.count;
+  }
+  cards.mask = seen;
+  return std::nullopt;
+}
+
+// The state a Must-Hit-By hit's payout was created in, as the lock's answer recorded it; empty
+// for a lock answer kept before the codec recorded it.
+std::optional<PayoutState> hit_payout_state(const std::optional<LockWagersAnswer>& locked,
+                                            const LinkId& link, const RoundSnapshot::Hit& hit) {
+  if (locked) {
+    for (const MustHitByHitView& view : locked->must_hit_by_hits) {
+      if (view.link == link && view.level == hit.level && view.payout_state) {
+        return view.payout_state;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+struct Engine::SettleScratch {
+  std::vector<Card> board;
+  std::vector<Card> link_cards;
+  std::vector<std::vector<SeatOutcome>> outcomes;  // Per link of the table.
+  std::vector<Link::Checkpoint> checkpoints;
+  std::vector<Decided> decided;
+  std::vector<Payout> created;
+  std::vector<const SeatOutcome*> outcome_at;      // By (seat, link) slot.
+  std::vector<std::size_t> position;               // By (seat, link) slot: index into the results.
+  std::array<SeatHand, kMaxSeats + 1> seat_cards;  // By seat: its own cards, when it reported them.
+};
+
+Engine::~Engine() = default;
+
+Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundRequest& request,
+                                                              Records& out) {
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState* round = found->second;
+  // A keyed hand is compared as the hand it names on the table's paytables: "4 of a Kind" and
+  // "FOUR_OF_A_KIND" settle the same seat the same way.
+  const auto settle_form = [&table](SettleRoundRequest form) {
+    return canonical(std::move(form), table.paytables);
+  };
+  if (auto first = replay<SettleRoundAnswer>(
+          round->settled, request,
+          [&] {
+            return round_name(request.table, request.round) +
+                   " was already settled with other hands";
+          },
+          settle_form)) {
+    return *first;
+  }
+  if (round->phase != RoundPhase::locked) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is not LOCKED");
+  }
+
+  // Which seats wagered, and what each reported: by seat number (tables have at most 20 seats).
+  std::array<bool, kMaxSeats + 1> wagering{};
+  for (const auto& link_wagers : round->wagers) {
+    for (const auto& wager : link_wagers) wagering[wager.seat] = true;
+  }
+  std::array<const SeatHandRequest*, kMaxSeats + 1> reported{};
+  bool any_cards = false;
+  for (const SeatHandRequest& hand : request.seats) {
+    const auto seat = [&hand] { return "seat " + std::to_string(hand.seat); };
+    if (hand.seat < 1 || hand.seat > table.settings.seats) {
+      return invalid(seat() + " does not exist at table " + request.table.value());
+    }
+    if (!wagering[hand.seat]) return invalid(seat() + " did not wager this round");
+    if (reported[hand.seat] != nullptr) return invalid(seat() + " is reported twice");
+    reported[hand.seat] = &hand;
+    if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
+      return invalid(seat() + ": report either the seat's cards or a keyed hand");
+    }
+    any_cards = any_cards || !hand.cards.empty();
+  }
+  for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
+    if (wagering[seat] && reported[seat] == nullptr) {
+      return invalid("seat " + std::to_string(seat) + " wagered but has no hand");
+    }
+  }
+
+  // Link cards where no link draws them would be kept as if they counted.
+  if (!request.link_cards.empty() &&
+      std::none_of(table.links.begin(), table.links.end(), [](const auto& played) {
+        return played.community == CommunitySource::link_cards;
+      })) {
+    return invalid("link cards sent to table " + request.table.value() + ", whose links draw none");
+  }
+
+  // Every card, validated and unique across seats, board and link cards.
+  const TableCards counts = table_cards(table.settings.game);
+  if (!settle_scratch_) settle_scratch_ = std::make_unique<SettleScratch>();
+  SettleScratch& scratch = *settle_scratch_;
+  std::vector<Card>* const board = &scratch.board;
+  std::vector<Card>* const link_cards = &scratch.link_cards;
+  CardMask board_mask = 0;
+  CardMask link_cards_mask = 0;
+  if (auto error = parse_cards_into(request.board, "board", *board, &board_mask)) {
+    return invalid(error->message);
+  }
+  if (auto error =
+          parse_cards_into(request.link_cards, "link cards", *link_cards, &link_cards_mask)) {
+    return invalid(error->message);
+  }
+  if (any_cards && board->size() != counts.board_cards) {
+    return invalid("the board needs " + std::to_string(counts.board_cards) + " cards, got " +
+                   std::to_string(board->size()));
+  }
+  // Each list of cards (`mask`: each a different card, as parsing made sure) is dealt with one
+  // test of the masks; only when a card was dealt already are the cards walked, to name the first.
+  CardMask dealt = 0;
+  const auto dealt_twice = [&dealt](std::span<const Card> cards) {
+    for (const Card card : cards) {
+      if (dealt & card_bit(card)) return invalid(to_string(card) + " is dealt twice");
+    }
+    JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
+  };
+  if (dealt & board_mask) [[unlikely]]
+    return dealt_twice(*board);
+  dealt |= board_mask;
+  if (dealt & link_cards_mask) [[unlikely]]
+    return dealt_twice(*link_cards);
+  dealt |= link_cards_mask;
+  // Kept from settlement to settlement, not made afresh (zeroing every seat's cost ~90
+  // instructions): only the reported seats' are read below, each parsed just now.
+  auto& seat_cards = scratch.seat_cards;
+  for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
+    const SeatHandRequest* hand = reported[seat];
+    if (hand == nullptr || hand->keyed_hand) continue;
+    SeatHand& cards = seat_cards[seat];
+    if (auto error = parse_seat_cards(hand->cards, seat, cards)) return invalid(error->message);
+    if (cards.count != counts.seat_cards) {
+      return invalid("seat " + std::to_string(seat) + " needs " +
+                     std::to_string(counts.seat_cards) + " cards, got " +
+                     std::to_string(cards.count));
+    }
+    if (dealt & cards.mask) [[unlikely]]
+      return dealt_twice(cards.view());
+    dealt |= cards.mask;
+  }
+
+  // Each wagering seat's row on each link.
+  auto& outcomes = scratch.outcomes;
+  outcomes.resize(table.links.size());
+  for (auto& link_outcomes : outcomes) link_outcomes.clear();
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    outcomes[i].reserve(round->wagers[i].size());
+    const auto& played = table.links[i];
+    const Paytable& paytable = *played.paytable;
+    std::span<const Card> community;
+    CardMask community_mask = 0;  // Taken from parsing where it can be.
+    if (played.community == CommunitySource::board) {
+      community = *board;
+      community_mask = board_mask;
+    }
+    if (played.community == CommunitySource::flop && board->size() >= 3) {
+      community = std::span<const Card>(*board).first(3);
+      community_mask = mask_of(community);
+    }
+    if (played.community == CommunitySource::link_cards) {
+      community = *link_cards;
+      community_mask = link_cards_mask;
+    }
+    const RoundContext context{played.link->settings.suit_specific};
+    const CommunityCards shared =
+        community_cards(paytable.rule, community, community_mask);  // Every seat's.
+    // The rule's card counts, checked here for every seat at once; check_card_counts() says
+    // what is wrong when a seat's are not right.
+    const CardCounts needed = card_counts(paytable.rule);
+    const bool community_counts = community.size() == needed.community;
+    std::optional<LinkCardsText> cards_text;
+    if (community_counts) cards_text.emplace(needed.pocket, community);
+    for (const auto& wager : round->wagers[i]) {
+      const SeatHandRequest& hand = *reported[wager.seat];
+      SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
+      if (hand.keyed_hand) {
+        const auto event = keyed_event(table.paytables, *hand.keyed_hand);
+        if (!event) {
+          return invalid("seat " + std::to_string(wager.seat) + ": " +
+                         quote_prefix(*hand.keyed_hand) +
+                         " is no row of the table's paytables (key a row as printed, e.g. "
+                         "\"Full House\")");
+        }
+        if (*event == HandEvent::must_hit_by) {
+          return invalid("seat " + std::to_string(wager.seat) + ": " +
+                         quote_prefix(*hand.keyed_hand) +
+                         " is not a hand: a Must-Hit-By level is won by the draw at the lock");
+        }
+        outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
+      } else {
+        const SeatCards cards{seat_cards[wager.seat].view(), community};
+        // Every card of the round is already parsed and dealt once (above): counts remain.
+        if (!community_counts || cards.pocket.size() != needed.pocket) {
+          const auto error = check_card_counts(paytable.rule, cards);
+          JACKPOT_INVARIANT(error.has_value(), "check_card_counts() refuses counts that differ");
+          return invalid("seat " + std::to_string(wager.seat) + " on link '" +
+                         played.link->settings.meters.id.value() + "': " + error->message);
+        }
+        outcome.row = resolve(paytable,
+                              evaluate(paytable.rule, seat_cards[wager.seat].mask, shared,
+                                       paytable.facts_needed, paytable.reaching),
+                              context);
+        cards_text->write(cards.pocket, outcome.cards);
+      }
+      outcomes[i].push_back(std::move(outcome));
+    }
+  }
+
+  // Awards on every link, all or nothing.
+  const std::uint64_t first_payout_id = last_payout_id_;
+  auto& checkpoints = scratch.checkpoints;
+  checkpoints.clear();
+  for (const auto& played : table.links) {
+    played.link->scratch.clear();
+    checkpoints.push_back(played.link->link.checkpoint(played.link->scratch));
+  }
+  const auto undo_all = [&] {
+    for (std::size_t j = 0; j < table.links.size(); ++j) {
+      table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+    }
+    last_payout_id_ = first_payout_id;
+  };
+  auto& decided = scratch.decided;
+  decided.clear();
+  std::optional<LinkError> refused;
+  const auto tray_pay = [&](std::size_t i, Decided award) {
+    LinkState& link = *table.links[i].link;
+    award.payout = PayoutId(++last_payout_id_);
+    auto posted =
+        link.link.record_tray_pay(award.amount, {round->key, award.payout.value()}, link.scratch);
+    if (!posted) return void(refused = posted.error());
+    award.award = link.scratch.back();
+    decided.push_back(std::move(award));
+  };
+  for (std::size_t i = 0; i < table.links.size() && !refused; ++i) {
+    LinkState& link = *table.links[i].link;
+    const Paytable& paytable = *table.links[i].paytable;
+    const Money base = link.settings.meters.base_wager;
+    const Money one_unit = Money::from_micros(Money::kMicrosPerUnit);
+    // Seats that hit 100% of each level, for the SPLIT policy.
+    std::map<std::uint32_t, std::vector<const SeatOutcome*>> full_hits;
+    for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend(); ++it) {
+      if (!it->row) continue;
+      const PaytableRow& row = paytable.rows[*it->row];
+      if (row.kind == PayKind::percent && row.percent == 100) full_hits[row.level].push_back(&*it);
+    }
+    std::set<std::uint32_t> split_done;
+    // Highest seat first: "starting with the player farthest to the dealer's right".
+    for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend() && !refused; ++it) {
+      if (!it->row) continue;
+      const PaytableRow& row = paytable.rows[*it->row];
+      Decided award{i, it->seat, AwardKind::fixed, 0, row.label, 0, Money(), {}, {}};
+      if (row.kind == PayKind::percent) {
+        award.kind = AwardKind::percent;
+        award.level = row.level;
+        const auto& group = full_hits[row.level];
+        if (link.settings.simultaneous_hits == HitPolicy::split && row.percent == 100 &&
+            group.size() > 1) {
+          if (!split_done.insert(row.level).second) continue;  // Shared out at the first seat.
+          std::vector<Origin> origins;
+          for (std::size_t k = 0; k < group.size(); ++k) {
+            origins.push_back({round->key, last_payout_id_ + 1 + k});
+          }
+          auto split = link.link.award_split(row.level, origins, link.scratch);
+          if (!split) {
+            refused = split.error();
+            break;
+          }
+          for (std::size_t k = 0; k < group.size() && split->share > Money(); ++k) {
+            Decided share = award;
+            share.seat = group[k]->seat;
+            share.hand = paytable.rows[*group[k]->row].label;  // Each seat's own hand.
+            share.amount = split->share;
+            share.payout = PayoutId(origins[k].payout);
+            for (const Transfer& transfer : link.scratch) {
+              if (transfer.id == split->transfers[k]) share.award = transfer;
+            }
+            decided.push_back(std::move(share));
+          }
+          if (split->share > Money()) last_payout_id_ += group.size();
+          continue;
+        }
+        award.payout = PayoutId(++last_payout_id_);
+        auto paid = link.link.award_percent(row.level, row.percent,
+                                            {round->key, award.payout.value()}, link.scratch);
+        if (!paid) {
+          refused = paid.error();
+          break;
+        }
+        if (paid->amount == Money()) {
+          --last_payout_id_;  // A meter below one cent: nothing to pay.
+          continue;
+        }
+        award.amount = paid->amount;
+        for (const Transfer& transfer : link.scratch) {
+          if (transfer.id == paid->transfer) award.award = transfer;
+        }
+        decided.push_back(std::move(award));
+      } else if (row.kind == PayKind::fixed || row.kind == PayKind::dynamic) {
+        Money printed = row.amount;
+        if (row.kind == PayKind::dynamic) {
+          award.kind = AwardKind::dynamic;
+          for (const auto& [selected, option] : round->dynamic[i]) {
+            if (selected == *it->row) printed = row.options[option - 1];
+          }
+        }
+        // "For 1" pays: per base wager the seat locked.
+        const auto stake = base.times(it->units);
+        const auto amount = stake ? scaled_to_cent(printed, *stake, one_unit) : std::nullopt;
+        if (!amount) {
+          refused = LinkError::overflow;
+          break;
+        }
+        award.amount = *amount;
+        if (award.amount > Money()) tray_pay(i, std::move(award));
+      }
+    }
+    // Envy: every other wagering seat on the link, for each winning row that carries one.
+    for (auto winner = outcomes[i].rbegin(); winner != outcomes[i].rend() && !refused; ++winner) {
+      if (!winner->row) continue;
+      const PaytableRow& row = paytable.rows[*winner->row];
+      if (!row.envy || row.kind == PayKind::loss) continue;
+      const Money envy = scaled_to_cent(*row.envy, base, paytable.base_wager).value_or(Money());
+      for (auto other = outcomes[i].rbegin(); other != outcomes[i].rend() && !refused; ++other) {
+        if (other->seat == winner->seat || envy == Money()) continue;
+        tray_pay(
+            i, Decided{i, other->seat, AwardKind::envy, 0, row.label, winner->seat, envy, {}, {}});
+      }
+    }
+  }
+  // Payouts below the approval threshold are paid at once.
+  const std::int64_t now = clock_.now_us();
+  auto& created = scratch.created;
+  created.clear();
+  for (Decided& award : decided) {
+    if (refused) break;
+    LinkState& link = *table.links[award.link_index].link;
+    // Made in place in `created` (moving a Payout moves several strings and a vector); one left
+    // there by a refusal below is cleared by the next settlement.
+    Payout& payout = created.emplace_back(
+        award.payout, request.table, request.round, award.seat, link.settings.meters.id, award.kind,
+        award.level, award.hand, award.amount, PayoutState::pending, 1, std::vector<std::string>(),
+        std::string(), award.award.id, now);
+    payout.epoch = round->epoch;
+    if (award.amount < link.settings.approval_threshold) {
+      auto paid =
+          link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
+      if (!paid) {
+        refused = paid.error();
+        break;
+      }
+      payout.state = PayoutState::paid;
+      payout.approvals_required = 0;
+    } else if (link.settings.dual_approval_threshold &&
+               award.amount > *link.settings.dual_approval_threshold) {
+      payout.approvals_required = 2;
+    }
+  }
+  if (refused) {
+    undo_all();
+    return failure(EngineError::ledger_refused,
+                   round_name(request.table, request.round) +
+                       ": the ledger refused the awards: " + std::string(to_string(*refused)));
+  }
+
+  // From here on nothing can fail. The answer is made in the Result the caller receives: the
+  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
+  // ~120 instructions a command).
+  return [&]() -> Result<SettleRoundAnswer, EngineFailure> {
+    Result<SettleRoundAnswer, EngineFailure> made(std::in_place, request.table, request.round);
+    SettleRoundAnswer& answer = made.filling();
+    // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
+    // straight into the answer's order: highest seat first, a seat's links in configuration order.
+    const std::size_t link_count = table.links.size();
+    const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
+      return seat * link_count + link;
+    };
+    auto& outcome_at = scratch.outcome_at;
+    outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
+    std::size_t result_count = 0;
+    for (std::size_t i = 0; i < link_count; ++i) {
+      const auto& played = table.links[i];
+      for (SeatOutcome& outcome : outcomes[i]) {
+        outcome_at[slot(outcome.seat, i)] = &outcome;
+        ++result_count;
+        const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
+        out.hands.emplace_back(round->key, outcome.seat, played.link->name, outcome.cards,
+                               outcome.keyed, hand);
+      }
+      for (const Transfer& transfer : played.link->scratch) {
+        out.transfers.emplace_back(played.link->name, transfer);
+      }
+      note_awards(table, *played.link);
+      played.link->scratch.clear();
+    }
+    for (auto& levels : round->awarded_since) levels.clear();
+    auto& position = scratch.position;
+    position.assign(outcome_at.size(), 0);
+    answer.results.reserve(result_count);
+    for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+      for (std::size_t i = 0; i < link_count; ++i) {
+        const SeatOutcome* outcome = outcome_at[slot(seat, i)];
+        if (outcome == nullptr) continue;
+        const auto& played = table.links[i];
+        const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
+        position[slot(seat, i)] = answer.results.size();
+        // No awards yet, a zero total: built in place, with nothing to move or destroy.
+        answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id,
+                                    hand, outcome->keyed);
+      }
+    }
+    for (std::size_t k = 0; k < created.size(); ++k) {
+      const Decided& award = decided[k];
+      SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
+      result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
+                               award.amount, award.payout, created[k].state});
+      result.total = *result.total.plus(award.amount);
+      // Only pending payouts stay in memory; paid ones live on in the records (and storage).
+      if (created[k].state == PayoutState::pending) {
+        award_transfers_[award.payout.value()] = award.award;
+        payouts_[award.payout.value()] = created[k];
+      }
+      out.payouts.push_back(std::move(created[k]));
+    }
+    // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now, each
+    // with its payout's state as the lock created it (its kept answer says).
+    const auto locked = round->hits.empty() || !round->locked
+                            ? std::optional<LockWagersAnswer>()
+                            : decode<LockWagersAnswer>(round->locked->answer());
+    for (const auto& hit : round->hits) {
+      SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
+      auto state = hit_payout_state(locked, result.link, hit);
+      if (!state && payouts_.count(hit.payout.value()) != 0) state = PayoutState::pending;
+      result.awards.push_back({result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0,
+                               hit.amount, hit.payout, state});
+      result.total = *result.total.plus(hit.amount);
+    }
+    meters_of_table(table, answer.meters);
+    round->phase = RoundPhase::settled;
+    keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
+    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
+    return made;
+  }();
+}
+
+// ---- VoidRound ------------------------------------------------------------------------------
+
+Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest& request,
+                                                          Records& out) {
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState* round = found->second;
+  if (has_nul(request.reason)) return invalid("a void reason may not contain NUL characters");
+  // A replay of the accepted void answers first, whatever its reason (journals from before blank
+  // reasons were refused keep some); then a blank reason is refused before any other answer.
+  auto first = replay<VoidRoundAnswer>(round->voided, request, [&] {
+    return round_name(request.table, request.round) + " was already voided for another reason";
+  });
+  if (first && first->ok()) return *first;
+  if (request.reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("a void needs a reason (e.g. \"misdeal\")");
+  }
+  if (first) return *first;
+  if (round->phase != RoundPhase::open && round->phase != RoundPhase::locked) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is settled and cannot be voided");
+  }
+  if (!round->hits.empty()) {
+    return failure(EngineError::must_hit_by_needs_supervisor,
+                   round_name(request.table, request.round) +
+                       " hit a Must-Hit-By level; voiding it needs a supervisor");
+  }
+  std::vector<Link::Checkpoint> checkpoints;
+  std::int64_t reversed = 0;
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    link.scratch.clear();
+    checkpoints.push_back(link.link.checkpoint(link.scratch));
+    if (round->contributions[i].empty()) continue;
+    const std::span<const std::uint32_t> awarded =
+        i < round->awarded_since.size() ? std::span<const std::uint32_t>(round->awarded_since[i])
+                                        : std::span<const std::uint32_t>();
+    auto undone =
+        link.link.reverse_round(round->contributions[i], awarded, {round->key, 0}, link.scratch);
+    if (!undone) {
+      for (std::size_t j = 0; j <= i; ++j) {
+        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+      }
+      return failure(EngineError::ledger_refused,
+                     round_name(request.table, request.round) +
+                         " cannot be reversed: " + std::string(to_string(undone.error())));
+    }
+    reversed += undone->micros();
+  }
+  const std::int64_t now = clock_.now_us();
+  for (const auto& played : table.links) {
+    for (const Transfer& transfer : played.link->scratch) {
+      out.transfers.push_back({played.link->name, transfer});
+    }
+    played.link->scratch.clear();
+  }
+  VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed), {}};
+  meters_of_table(table, answer.meters);
+  const RoundPhase voided_from = round->phase;
+  for (auto& levels : round->awarded_since) levels.clear();
+  round->phase = RoundPhase::voided;
+  keep_first(round->voided, round->key, CommandKind::void_round, request, answer, out);
+  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::voided, now,
+                        request.reason, voided_from});
+  return answer;
+}
+
+// ---- RebaseRoundCounter ---------------------------------------------------------------------
+
+Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
+    const RebaseRoundCounterRequest& request, const std::string& requested_by, Records& out) {
+  // Checked in this order; the first failure answers and nothing changes.
+  const std::string& id = request.request_id;
+  if (id.empty()) return invalid("a re-base needs a request id");
+  if (id.size() > kMaxIdBytes || has_nul(id)) {
+    return invalid("request id " + quote_prefix(id) + ": at most " + std::to_string(kMaxIdBytes) +
+                   " bytes, no NUL characters");
+  }
+  if (const auto it = rebases_.find(id); it != rebases_.end()) {
+    const RoundCounterRebaseRecord& first = it->second;
+    if (first.table == request.table && first.next_round == request.next_round &&
+        first.reason == request.reason) {
+      return first;  // A replay: the first answer.
+    }
+    return failure(EngineError::replay_differs,
+                   "request id " + quote_prefix(id) + " was used for another re-base (table " +
+                       quote_prefix(first.table.value()) + ", next round " +
+                       std::to_string(first.next_round.value()) + ")");
+  }
+  auto table_result = find_table(request.table);
+  if (!table_result) return table_result.error();
+  TableState& table = **table_result;
+  if (blank(request.reason)) return invalid("a re-base needs a reason (not blank)");
+  if (request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
+    return invalid("a re-base reason is at most " + std::to_string(kMaxReasonBytes) +
+                   " bytes, with no NUL characters (got " + std::to_string(request.reason.size()) +
+                   " bytes)");
+  }
+  if (!round_id_in_range(request.next_round.value())) {
+    return invalid("next round id " + std::to_string(request.next_round.value()) +
+                   ": round ids are 1.." + std::to_string(kMaxRoundId));
+  }
+  JACKPOT_INVARIANT(!requested_by.empty() && !has_nul(requested_by),
+                    "a re-base names who asked for it");
+  if (!rebase_allowed(table.counter())) {
+    return failure(EngineError::previous_round_open,
+                   round_name(request.table, table.current->id) + " is " +
+                       std::string(round_phase_name(table.current->phase)) +
+                       ": settle or void it before re-basing the table's round counter");
+  }
+  RoundCounterRebaseRecord rebase{id,
+                                  request.table,
+                                  table.epoch + 1,
+                                  table.current ? table.current->id : RoundId(0),
+                                  request.next_round,
+                                  request.reason,
+                                  requested_by,
+                                  clock_.now_us()};
+  table.epoch = rebase.epoch;
+  table.rebased_base = rebased_counter(request.next_round.value()).base;
+  rebases_.emplace(id, rebase);
+  out.rebases.push_back(rebase);
+  return rebase;
+}
+
+// ---- Payouts --------------------------------------------------------------------------------
+
+Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::string& supervisor,
+                                                     Records& out) {
+  const auto it = payouts_.find(id.value());
+  if (it == payouts_.end()) {
+    // Ids are handed out in order: a known id that is not pending was paid or rejected.
+    if (id.value() >= 1 && id.value() <= last_payout_id_) {
+      return failure(EngineError::payout_not_pending,
+                     "payout " + std::to_string(id.value()) + " was already paid or rejected");
+    }
+    return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
+  }
+  Payout& payout = it->second;
+  if (supervisor.empty()) return invalid("an approval needs the supervisor's name");
+  if (has_nul(supervisor)) return invalid("a supervisor's name may not contain NUL characters");
+  if (payout.state != PayoutState::pending) {
+    return failure(EngineError::payout_not_pending,
+                   "payout " + std::to_string(id.value()) + " is not pending");
+  }
+  if (std::find(payout.approved_by.begin(), payout.approved_by.end(), supervisor) !=
+      payout.approved_by.end()) {
+    return failure(EngineError::already_approved, supervisor + " already approved payout " +
+                                                      std::to_string(id.value()) +
+                                                      "; it needs another supervisor");
+  }
+  LinkState& link = *find_link(payout.link);
+  if (payout.approved_by.size() + 1 >= payout.approvals_required) {
+    link.scratch.clear();
+    const Transfer& award = award_transfers_.at(id.value());
+    auto paid = link.link.pay_award(award, {award.origin.round, id.value()}, link.scratch);
+    if (!paid) {
+      return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
+                                                      std::string(to_string(paid.error())));
+    }
+    for (const Transfer& transfer : link.scratch) out.transfers.push_back({link.name, transfer});
+    link.scratch.clear();
+    payout.state = PayoutState::paid;
+  }
+  payout.approved_by.push_back(supervisor);
+  out.payouts.push_back(payout);
+  Payout answer = payout;
+  if (answer.state == PayoutState::paid) {
+    payouts_.erase(it);
+    award_transfers_.erase(id.value());
+  }
+  return answer;
+}
+
+Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::string& supervisor,
+                                                    const std::string& reason, Records& out) {
+  const auto it = payouts_.find(id.value());
+  if (it == payouts_.end()) {
+    // Ids are handed out in order: a known id that is not pending was paid or rejected.
+    if (id.value() >= 1 && id.value() <= last_payout_id_) {
+      return failure(EngineError::payout_not_pending,
+                     "payout " + std::to_string(id.value()) + " was already paid or rejected");
+    }
+    return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
+  }
+  Payout& payout = it->second;
+  if (supervisor.empty()) return invalid("a rejection needs the supervisor's name");
+  if (has_nul(supervisor) || has_nul(reason)) {
+    return invalid("a rejection's name and reason may not contain NUL characters");
+  }
+  if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return invalid("a rejection needs a reason");
+  }
+  if (payout.state != PayoutState::pending) {
+    return failure(EngineError::payout_not_pending,
+                   "payout " + std::to_string(id.value()) + " is not pending");
+  }
+  LinkState& link = *find_link(payout.link);
+  link.scratch.clear();
+  auto returned = link.link.reverse_award(
+      award_transfers_.at(id.value()), {award_transfers_.at(id.value()).origin.round, id.value()},
+      link.scratch);
+  if (!returned) {
+    return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
+                                                    std::string(to_string(returned.error())));
+  }
+  for (const Transfer& transfer : link.scratch) out.transfers.push_back({link.name, transfer});
+  link.scratch.clear();
+  payout.state = PayoutState::rejected;
+  payout.rejected_by = supervisor;
+  payout.rejected_reason = reason;
+  out.payouts.push_back(payout);
+  Payout answer = std::move(payout);
+  payouts_.erase(it);
+  award_transfers_.erase(id.value());
+  return answer;
+}
+
+}  // namespace jackpot

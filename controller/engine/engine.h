@@ -1,0 +1,159 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/engine/engine_config.h"
+#include "controller/engine/engine_snapshot.h"
+#include "controller/engine/engine_types.h"
+#include "controller/hands/paytable.h"
+#include "meters/link.h"
+#include "meters/random.h"
+#include "meters/result.h"
+
+namespace jackpot {
+
+// Where the engine reads the time for its records. Injected: tests use a fixed clock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::int64_t now_us() = 0;
+};
+
+// The round engine: every table's rounds and every link's meters, driven one command at a time
+// by a single sequencer. Each command validates everything first and either refuses with a named
+// error, changing nothing, or succeeds and appends the records it created to `out`. Plain C++:
+// no threads, I/O, clock or random source of its own.
+class Engine {
+ public:
+  // Opens every link at its seeds. `paytables` must hold every paytable the tables play.
+  static Result<std::unique_ptr<Engine>, std::vector<std::string>> create(
+      EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+      Records& out);
+  // An engine as a snapshot (taken by snapshot(), or rebuilt from storage) describes it, on a
+  // configuration that may have been edited since (docs/architecture.md §7b). Refused, naming the
+  // link, level, table, round or payout and why, when the snapshot does not fit the
+  // configuration (e.g. a LOCKED round's wager on a seat the table no longer has, Dynamic Pays
+  // drawn on another paytable, a pending payout on a link no longer on the floor) or breaks an
+  // invariant.
+  static Result<std::unique_ptr<Engine>, std::vector<std::string>> restore(
+      EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random,
+      const EngineSnapshot& snapshot);
+  EngineSnapshot snapshot() const;
+
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Result<OpenRoundAnswer, EngineFailure> open_round(const OpenRoundRequest& request, Records& out);
+  Result<LockWagersAnswer, EngineFailure> lock_wagers(const LockWagersRequest& request,
+                                                      Records& out);
+  Result<SettleRoundAnswer, EngineFailure> settle_round(const SettleRoundRequest& request,
+                                                        Records& out);
+  Result<VoidRoundAnswer, EngineFailure> void_round(const VoidRoundRequest& request, Records& out);
+
+  // A supervisor approves a pending payout; it is paid once it has the approvals it needs.
+  Result<Payout, EngineFailure> approve_payout(PayoutId payout, const std::string& supervisor,
+                                               Records& out);
+  // A supervisor rejects a pending payout; the award returns by compensating transfers.
+  Result<Payout, EngineFailure> reject_payout(PayoutId payout, const std::string& supervisor,
+                                              const std::string& reason, Records& out);
+
+  // A supervisor re-bases a table's round counter after a controller card swap: the table's
+  // rounds from now on belong to a new counter epoch and its next round id is
+  // `request.next_round` (controller/engine/round_counter.h). Refused while the table's latest
+  // round is OPEN or LOCKED; a repeat of a request id answers its first answer, another request
+  // with the same id is refused. The answer is the re-base as journaled.
+  Result<RoundCounterRebaseRecord, EngineFailure> rebase_round_counter(
+      const RebaseRoundCounterRequest& request, const std::string& requested_by, Records& out);
+
+  // An operator opens or closes a link; who asked and why go on the record.
+  Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status,
+                                                    const std::string& changed_by,
+                                                    const std::string& reason, Records& out);
+  LinkStatus link_status(const LinkId& link) const;
+  // When the link entered its status (Unix microseconds): the operator's change as recorded, or,
+  // for a link that has been OPEN since, when this engine was built (start or recovery); 0 for
+  // an unknown link.
+  std::int64_t link_status_since_us(const LinkId& link) const;
+
+  // An operator's meter adjustment: one transfer between the level's meter and the link's
+  // seed_funding (the house), with who asked and why on the record. Checked in this order, each
+  // refusal changing nothing: the request id (1..kMaxIdBytes bytes), the reason (not blank, at
+  // most kMaxReasonBytes bytes) and the amount (not zero) are INVALID_ARGUMENT; a request id
+  // already applied answers its first answer when the request is the same, and is refused
+  // (replay_differs) when it is not; an unknown link or level is NOT_FOUND; then
+  // adjustment_refusal() (meters/adjustment.h) decides, with whether a LOCKED round holds money
+  // on the meter (ledger_refused, or invalid_argument for a zero amount).
+  Result<AdjustMeterAnswer, EngineFailure> adjust_meter(const AdjustMeterRequest& request,
+                                                        const std::string& requested_by,
+                                                        Records& out);
+
+  // Every level of the given links (all links when empty), in configuration order.
+  std::vector<LevelMeterView> meters(const std::vector<LinkId>& links = {}) const;
+  const Link* link(const LinkId& id) const;
+  // A pending payout (paid and rejected ones leave memory; their records carry them on).
+  const Payout* payout(PayoutId id) const;
+  std::vector<Payout> pending_payouts() const;
+  std::vector<LinkId> links_of_table(const TableId& table) const;
+  const EngineConfig& config() const { return config_; }
+
+  // Every ledger invariant of every link, and every pending payout backed by awards_payable.
+  std::optional<std::string> check_invariants() const;
+
+ private:
+  struct LinkState;
+  struct TableState;
+  struct SettleScratch;  // A settlement's working vectors, kept to reuse their capacity.
+  // A lock's working vectors, kept likewise.
+  struct LockScratch {
+    std::vector<std::vector<RoundSnapshot::SeatWager>> wagers;  // Per link of the table.
+    std::vector<std::int64_t> units_per_link;
+    std::vector<std::uint32_t> seats_seen;
+    std::vector<Link::Checkpoint> checkpoints;
+    std::vector<ContributionResult> results;
+  };
+  using RoundState = RoundSnapshot;
+
+  Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
+
+  Result<TableState*, EngineFailure> find_table(const TableId& id);
+  // The table and the round (current or previous) a command names.
+  Result<std::pair<TableState*, RoundState*>, EngineFailure> find_round(const TableId& table,
+                                                                        RoundId round);
+  LinkState* find_link(const LinkId& id);
+  void meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const;
+  void add_tables();
+  // After a command posted awards on `link` (in link.scratch): every other table's LOCKED round
+  // on that link notes the levels whose meter paid, for its void.
+  void note_awards(const TableState& acting, const LinkState& link);
+  // Whether the LOCKED round of some table holds money (a contribution or an overflow) on the
+  // meter of `level` of `link`: its void takes exactly that back.
+  bool locked_round_holds_money(const LinkState& link, std::uint32_t level) const;
+  std::uint64_t next_draw_id() { return ++last_draw_id_; }
+
+  EngineConfig config_;
+  std::vector<Paytable> paytables_;
+  Clock& clock_;
+  RandomSource& random_;
+  std::vector<std::unique_ptr<LinkState>> links_;
+  std::unordered_map<std::string, LinkState*> links_by_id_;
+  std::unordered_map<std::string, std::unique_ptr<TableState>> tables_;
+  std::map<std::uint64_t, Payout> payouts_;
+  std::map<std::uint64_t, Transfer> award_transfers_;  // By payout id: what paying it moves.
+  // Every meter adjustment applied, by request id, for replays. Adjustments are an operator's
+  // rare corrections: all of them are kept (about 200 bytes each).
+  std::map<std::string, MeterAdjustmentRecord, std::less<>> adjustments_;
+  std::map<std::string, RoundCounterRebaseRecord> rebases_;  // Every re-base, by request id.
+  std::uint64_t last_round_key_ = 0;
+  std::uint64_t last_payout_id_ = 0;
+  std::uint64_t last_draw_id_ = 0;
+  std::unique_ptr<SettleScratch> settle_scratch_;
+  LockScratch lock_scratch_;
+};
+
+}  // namespace jackpot

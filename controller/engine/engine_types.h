@@ -1,0 +1,217 @@
+#pragma once
+
+// The round engine's requests, answers, errors and records: plain data, no behaviour.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/hands/paytable.h"
+#include "meters/hidden_trigger.h"
+#include "meters/ids.h"
+#include "meters/ledger.h"
+#include "meters/money.h"
+#include "meters/records.h"
+
+namespace jackpot {
+
+// Why the engine refused a command; mapped to one gRPC status each (engine_status.h). A refused
+// command changes nothing.
+enum class EngineError : std::uint8_t {
+  unknown_table,            // NOT_FOUND
+  unknown_link,             // NOT_FOUND; also a level the link does not have.
+  unknown_payout,           // NOT_FOUND
+  round_not_found,          // NOT_FOUND: above every round the table opened.
+  round_id_not_increasing,  // FAILED_PRECONDITION: a round id at or below the last one.
+  round_superseded,         // FAILED_PRECONDITION: two or more rounds behind the table's latest.
+  round_id_jump_too_far,    // FAILED_PRECONDITION: above the counter by more than kMaxRoundIdJump.
+  previous_round_open,      // FAILED_PRECONDITION: settle or void it first.
+  wrong_round_state,        // FAILED_PRECONDITION: e.g. settling a round that is not LOCKED.
+  link_closed,              // FAILED_PRECONDITION: an operator closed a link of the table.
+  link_unavailable,         // UNAVAILABLE: the controller cannot make changes durable.
+  replay_differs,           // FAILED_PRECONDITION: the request's ids were used for another one.
+  must_hit_by_needs_supervisor,  // FAILED_PRECONDITION: void of a round whose Must-Hit-By hit.
+  payout_not_pending,            // FAILED_PRECONDITION
+  already_approved,              // FAILED_PRECONDITION: the same supervisor approves twice.
+  invalid_argument,              // INVALID_ARGUMENT: seats, amounts, cards, reasons...
+  ledger_refused,                // FAILED_PRECONDITION: a meter would go below zero or overflow.
+};
+
+struct EngineFailure {
+  EngineError code;
+  std::string message;
+};
+
+// ---- Requests ----------------------------------------------------------------------------
+
+struct OpenRoundRequest {
+  TableId table;
+  RoundId round;
+  friend bool operator==(const OpenRoundRequest&, const OpenRoundRequest&) = default;
+};
+
+struct WagerRequest {
+  std::uint32_t seat = 0;
+  LinkId link;
+  std::int64_t amount_cents = 0;
+  friend bool operator==(const WagerRequest&, const WagerRequest&) = default;
+};
+
+struct LockWagersRequest {
+  TableId table;
+  RoundId round;
+  std::vector<WagerRequest> wagers;
+  friend bool operator==(const LockWagersRequest&, const LockWagersRequest&) = default;
+};
+
+struct SeatHandRequest {
+  std::uint32_t seat = 0;
+  std::vector<std::string> cards;  // The seat's own cards, or empty when keyed.
+  // A paytable row as the dealer keyed it ("Full House"), or a hand event's name ("FULL_HOUSE"):
+  // see keyed_event().
+  std::optional<std::string> keyed_hand;
+  friend bool operator==(const SeatHandRequest&, const SeatHandRequest&) = default;
+};
+
+struct SettleRoundRequest {
+  TableId table;
+  RoundId round;
+  std::vector<SeatHandRequest> seats;
+  std::vector<std::string> board;       // The table's board in deal order (flop first).
+  std::vector<std::string> link_cards;  // Cards drawn separately for linked progressives.
+  friend bool operator==(const SettleRoundRequest&, const SettleRoundRequest&) = default;
+};
+
+struct VoidRoundRequest {
+  TableId table;
+  RoundId round;
+  std::string reason;
+  friend bool operator==(const VoidRoundRequest&, const VoidRoundRequest&) = default;
+};
+
+// An operator's correction of one level's meter (AdminService.AdjustMeter).
+struct AdjustMeterRequest {
+  std::string request_id;  // Chosen by the caller: a repeat answers the first answer.
+  LinkId link;
+  std::uint32_t level = 0;
+  Money amount;  // Signed: positive raises the meter, negative lowers it.
+  std::string reason;
+  friend bool operator==(const AdjustMeterRequest&, const AdjustMeterRequest&) = default;
+};
+
+// A supervisor re-bases a table's round counter (SupervisorService.RebaseRoundCounter).
+struct RebaseRoundCounterRequest {
+  std::string request_id;  // The caller's idempotency key.
+  TableId table;
+  RoundId next_round;  // The first round id the table may open after the re-base.
+  std::string reason;
+  friend bool operator==(const RebaseRoundCounterRequest&,
+                         const RebaseRoundCounterRequest&) = default;
+};
+
+// ---- Answers -----------------------------------------------------------------------------
+
+struct LevelMeterView {
+  LinkId link;
+  std::uint32_t level = 0;
+  Name name;
+  Money meter;                       // Exact; signs show it floored to the cent.
+  std::optional<Money> must_hit_by;  // Scaled by the base wager.
+  std::optional<Money> ceiling;
+  friend bool operator==(const LevelMeterView&, const LevelMeterView&) = default;
+};
+
+struct DynamicPayView {
+  Name hand;                 // The row's label.
+  std::uint32_t option = 0;  // 1..10.
+  Money amount;              // Scaled by the base wager.
+  friend bool operator==(const DynamicPayView&, const DynamicPayView&) = default;
+};
+
+struct DynamicSelectionView {
+  LinkId link;
+  Name paytable_id;
+  std::vector<DynamicPayView> pays;
+  friend bool operator==(const DynamicSelectionView&, const DynamicSelectionView&) = default;
+};
+
+struct OpenRoundAnswer {
+  TableId table;
+  RoundId round;
+  std::vector<DynamicSelectionView> dynamic_pays;
+  friend bool operator==(const OpenRoundAnswer&, const OpenRoundAnswer&) = default;
+};
+
+struct MustHitByHitView {
+  LinkId link;
+  std::uint32_t level = 0;
+  std::uint32_t seat = 0;
+  Money amount;
+  std::uint64_t draw_id = 0;
+  // How the hit's payout was created: paid at once, or pending a supervisor. Empty in answers
+  // kept before the codec recorded it (version 1).
+  std::optional<PayoutState> payout_state = std::nullopt;
+  friend bool operator==(const MustHitByHitView&, const MustHitByHitView&) = default;
+};
+
+struct LockWagersAnswer {
+  TableId table;
+  RoundId round;
+  std::vector<LevelMeterView> meters;
+  std::vector<MustHitByHitView> must_hit_by_hits;
+  friend bool operator==(const LockWagersAnswer&, const LockWagersAnswer&) = default;
+};
+
+struct AwardView {
+  LinkId link;
+  AwardKind kind = AwardKind::fixed;
+  std::uint32_t level = 0;      // PERCENT and MUST_HIT_BY.
+  Name hand;                    // The row's label; for ENVY the other seat's.
+  std::uint32_t from_seat = 0;  // ENVY: the seat whose hand earned it.
+  Money amount;
+  PayoutId payout;  // Every award is a payout of its own.
+  // PAID: paid at once, below the link's approval threshold; PENDING: created waiting for a
+  // supervisor. Empty in answers kept before the codec recorded it (version 1).
+  std::optional<PayoutState> payout_state = std::nullopt;
+  friend bool operator==(const AwardView&, const AwardView&) = default;
+};
+
+struct SeatResultView {
+  std::uint32_t seat = 0;
+  LinkId link;
+  Name paytable_id;
+  Name hand;  // The row's label, or empty when the seat's hand is on no row.
+  bool dealer_keyed = false;
+  std::vector<AwardView> awards;
+  Money total;
+  friend bool operator==(const SeatResultView&, const SeatResultView&) = default;
+};
+
+struct SettleRoundAnswer {
+  TableId table;
+  RoundId round;
+  std::vector<SeatResultView> results;  // Highest seat first.
+  std::vector<LevelMeterView> meters;
+  friend bool operator==(const SettleRoundAnswer&, const SettleRoundAnswer&) = default;
+};
+
+struct AdjustMeterAnswer {
+  LinkId link;
+  std::uint32_t level = 0;
+  Name name;
+  Money meter;  // The level's meter and reserve just after the adjustment.
+  Money reserve;
+  TransferId transfer;
+  friend bool operator==(const AdjustMeterAnswer&, const AdjustMeterAnswer&) = default;
+};
+
+struct VoidRoundAnswer {
+  TableId table;
+  RoundId round;
+  Money reversed;
+  std::vector<LevelMeterView> meters;
+  friend bool operator==(const VoidRoundAnswer&, const VoidRoundAnswer&) = default;
+};
+
+}  // namespace jackpot
