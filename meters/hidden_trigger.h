@@ -3,9 +3,9 @@
 #include <array>
 #include <cstdint>
 
+#include "meters/digest.h"
 #include "meters/money.h"
 #include "meters/random.h"
-#include "meters/sha256.h"
 
 namespace jackpot {
 

@@ -18,7 +18,7 @@ LinkError from_post_error(PostError error) {
 
 // "level 2 (Must-Hit-By $250)", for messages.
 std::string level_name(const LinkConfig& config, std::uint32_t level) {
-  const Name& label = config.levels[level - 1].name;
+  const std::string& label = config.levels[level - 1].name;
   return "level " + std::to_string(level) + (label.empty() ? "" : " (" + label + ")");
 }
 

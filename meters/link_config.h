@@ -7,7 +7,6 @@
 
 #include "meters/ids.h"
 #include "meters/money.h"
-#include "meters/name.h"
 
 namespace jackpot {
 
@@ -22,7 +21,7 @@ enum class TriggerMode : std::uint8_t {
 // and are multiplied by the link's base wager; the ceiling is absolute.
 struct LevelConfig {
   std::uint32_t level = 0;            // 1..N, in order.
-  Name name;                          // e.g. "Royal Flush", "Must-Hit-By $250".
+  std::string name;                   // e.g. "Royal Flush", "Must-Hit-By $250".
   Money seed;                         // Reset amount, per $1.
   std::int64_t meter_rate_ppm = 0;    // Share of each wager that goes to the meter.
   std::int64_t reserve_rate_ppm = 0;  // Share of each wager that goes to the reserve.

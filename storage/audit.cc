@@ -4,7 +4,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
-#include "meters/sha256.h"
+#include "meters/digest.h"
 
 namespace jackpot::storage {
 namespace {
@@ -68,8 +68,7 @@ std::int64_t insert_floor_version(pqxx::transaction_base& tx, const std::string&
   if (floor_text.find('\0') != std::string::npos) {
     throw std::invalid_argument("the floor text contains a NUL character");
   }
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
-  const std::string digest = to_hex(sha256({bytes, floor_text.size()}));
+  const std::string digest = to_hex(sha256(floor_text));
   // A known floor keeps its number and uses up none: the INSERT below would take a value of the
   // identity even when it inserts nothing, leaving a gap for every restart.
   const auto known = tx.exec_params("SELECT version FROM floor_versions WHERE sha256 = $1", digest);

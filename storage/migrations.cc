@@ -1,11 +1,10 @@
 #include "storage/migrations.h"
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <map>
 #include <pqxx/pqxx>
 
+#include "meters/digest.h"
 #include "meters/invariant.h"
 
 namespace jackpot::storage {
@@ -51,21 +50,7 @@ const std::vector<Migration>& embedded_migrations() {
   return migrations;
 }
 
-std::string sha256_hex(std::string_view text) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  const bool ok =
-      EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) == 1;
-  JACKPOT_INVARIANT(ok && length == 32, "SHA-256 failed");
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0x0f]);
-  }
-  return hex;
-}
+std::string sha256_hex(std::string_view text) { return to_hex(sha256(text)); }
 
 MigrationReport apply_migrations(pqxx::connection& connection,
                                  const std::vector<Migration>& migrations) {

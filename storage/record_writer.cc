@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "meters/sha256.h"
+#include "meters/digest.h"
 
 namespace jackpot::storage {
 namespace {

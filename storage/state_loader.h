@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "meters/records.h"
+#include "journal/records.h"
 
 namespace jackpot::storage {
 

@@ -37,7 +37,7 @@
 #include "controller/engine/floor_loader.h"
 #include "controller/hands/paytable_loader.h"
 #include "controller/limits/request_limits.h"
-#include "meters/sha256.h"
+#include "meters/digest.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
 #include "storage/migrations.h"
@@ -131,8 +131,7 @@ ConfigInForce config_in_force(const std::string& floor_file, const std::string& 
   config.floor_version = floor_version;
   config.floor_text = floor_text;
   config.floor_file = floor_file;
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(floor_text.data());
-  config.floor_sha256 = to_hex(sha256({bytes, floor_text.size()}));
+  config.floor_sha256 = to_hex(sha256(floor_text));
   std::set<std::string> used;
   for (const TableSettings& table : floor.tables) {
     for (const TableLinkSettings& link : table.links) used.insert(link.paytable_id);

@@ -5,8 +5,8 @@
 
 #include "controller/engine/engine_codec.h"
 #include "controller/engine/round_counter.h"
+#include "meters/digest.h"
 #include "meters/link.h"
-#include "meters/sha256.h"
 
 namespace jackpot {
 namespace {

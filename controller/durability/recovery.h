@@ -7,8 +7,8 @@
 
 #include "controller/engine/engine_config.h"
 #include "controller/engine/engine_snapshot.h"
+#include "journal/records.h"
 #include "meters/random.h"
-#include "meters/records.h"
 #include "meters/result.h"
 #include "storage/state_loader.h"
 

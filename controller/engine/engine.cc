@@ -286,7 +286,13 @@ struct Engine::LinkState {
   LinkStatus status = LinkStatus::open;
   std::vector<Transfer> scratch;          // Transfers of the command in progress.
   Name name{settings.meters.id.value()};  // The link's id, as records name it.
-  std::int64_t status_since_us = 0;       // When it entered `status` (Unix microseconds).
+  // Its levels' names, as answers and records name them, made once (making a Name takes a lock).
+  std::vector<Name> level_names = [this] {
+    std::vector<Name> names;
+    for (const LevelConfig& level : settings.meters.levels) names.emplace_back(level.name);
+    return names;
+  }();
+  std::int64_t status_since_us = 0;  // When it entered `status` (Unix microseconds).
 };
 
 struct Engine::TableState {
@@ -565,25 +571,23 @@ std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
   return ids;
 }
 
-namespace {
+namespace {}  // namespace
 
-void add_levels(const LinkSettings& settings, const Link& link,
-                std::vector<LevelMeterView>& views) {
+void Engine::add_levels(const LinkState& state, std::vector<LevelMeterView>& views) {
+  const Link& link = state.link;
   for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
     const LevelRules& rules = link.rules(level);
-    views.emplace_back(settings.meters.id, level, settings.meters.levels[level - 1].name,
+    views.emplace_back(state.settings.meters.id, level, state.level_names[level - 1],
                        link.meter(level), rules.must_hit_by, rules.ceiling);
   }
 }
-
-}  // namespace
 
 std::vector<LevelMeterView> Engine::meters(const std::vector<LinkId>& ids) const {
   std::vector<LevelMeterView> views;
   for (const auto& state : links_) {
     const LinkId& id = state->settings.meters.id;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-    add_levels(state->settings, state->link, views);
+    add_levels(*state, views);
   }
   return views;
 }
@@ -597,7 +601,7 @@ void Engine::meters_of_table(const TableState& table, std::vector<LevelMeterView
   for (const auto& state : links_) {
     const bool played = std::any_of(table.links.begin(), table.links.end(),
                                     [&](const auto& link) { return link.link == state.get(); });
-    if (played) add_levels(state->settings, state->link, views);
+    if (played) add_levels(*state, views);
   }
 }
 
@@ -649,10 +653,11 @@ bool Engine::locked_round_holds_money(const LinkState& link, std::uint32_t level
 
 namespace {
 
-AdjustMeterAnswer adjustment_answer(const MeterAdjustmentRecord& record, const Link* link) {
+AdjustMeterAnswer adjustment_answer(const MeterAdjustmentRecord& record,
+                                    const std::vector<Name>* level_names) {
   Name name;
-  if (link != nullptr && record.level >= 1 && record.level <= link->level_count()) {
-    name = link->config().levels[record.level - 1].name;
+  if (level_names != nullptr && record.level >= 1 && record.level <= level_names->size()) {
+    name = (*level_names)[record.level - 1];
   }
   return {record.link,        record.level,         name,
           record.meter_after, record.reserve_after, record.transfer};
@@ -688,7 +693,8 @@ Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterR
     const MeterAdjustmentRecord& applied = first->second;
     if (applied.link == request.link && applied.level == request.level &&
         applied.amount == request.amount && applied.reason == request.reason) {
-      return adjustment_answer(applied, link(applied.link));
+      const LinkState* applied_to = find_link(applied.link);
+      return adjustment_answer(applied, applied_to ? &applied_to->level_names : nullptr);
     }
     return failure(EngineError::replay_differs,
                    "request id " + quote_prefix(request.request_id) +
@@ -737,7 +743,7 @@ Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterR
                                meters.reserve(request.level),
                                clock_.now_us()};
   out.adjustments.push_back(record);
-  const AdjustMeterAnswer answer = adjustment_answer(record, &meters);
+  const AdjustMeterAnswer answer = adjustment_answer(record, &state->level_names);
   adjustments_.emplace(request.request_id, std::move(record));
   return answer;
 }

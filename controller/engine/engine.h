@@ -126,6 +126,8 @@ class Engine {
   Result<std::pair<TableState*, RoundState*>, EngineFailure> find_round(const TableId& table,
                                                                         RoundId round);
   LinkState* find_link(const LinkId& id);
+  // The levels of one link as answers show them, appended to `views`.
+  static void add_levels(const LinkState& state, std::vector<LevelMeterView>& views);
   void meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const;
   void add_tables();
   // After a command posted awards on `link` (in link.scratch): every other table's LOCKED round

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "controller/hands/paytable.h"
+#include "journal/records.h"
 #include "meters/hidden_trigger.h"
 #include "meters/ids.h"
 #include "meters/ledger.h"
 #include "meters/money.h"
-#include "meters/records.h"
 
 namespace jackpot {
 

@@ -199,7 +199,7 @@ class FloorChecker {
     LevelConfig level;
     level.level = proto.level();
     const std::string owner = link_owner + " level " + std::to_string(proto.level());
-    level.name = Name(proto.name());
+    level.name = proto.name();
     if (proto.seed().empty()) {
       fail(entry.where, owner + ": seed is missing");
     } else if (const auto seed = amount(proto.seed(), owner, "seed",

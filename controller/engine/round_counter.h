@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "meters/records.h"
+#include "journal/records.h"
 
 namespace jackpot {
 

@@ -10,8 +10,8 @@
 
 #include "controller/hands/cards.h"
 #include "controller/hands/hand_eval.h"
+#include "journal/name.h"
 #include "meters/money.h"
-#include "meters/name.h"
 
 namespace jackpot {
 

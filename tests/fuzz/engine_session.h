@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "meters/records.h"
+#include "journal/records.h"
 
 namespace jackpot::fuzz {
 

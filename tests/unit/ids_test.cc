@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "meters/name.h"
+#include "journal/name.h"
 
 namespace jackpot {
 namespace {

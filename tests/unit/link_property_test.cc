@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "meters/digest.h"
 #include "meters/hidden_trigger.h"
 #include "meters/invariant.h"
 #include "meters/ledger.h"
@@ -41,7 +42,6 @@
 #include "meters/money.h"
 #include "meters/random.h"
 #include "meters/reconcile.h"
-#include "meters/sha256.h"
 
 namespace jackpot {
 namespace {
@@ -132,7 +132,7 @@ i128 largest_contribution(const LevelConfig& level, Money base) {
 LevelConfig random_level(Dice& dice, std::uint32_t number) {
   LevelConfig level;
   level.level = number;
-  level.name = Name("Level " + std::to_string(number));
+  level.name = "Level " + std::to_string(number);
   // Multiples of 4 ppm and of 4 cents keep every amount exact at a $0.25 base; the rates of four
   // levels stay well under the whole wager. Most rates give sub-cent meters; round ones give
   // whole cents, so that meters land exactly on Must-Hit-By amounts and ceilings.

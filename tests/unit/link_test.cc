@@ -18,7 +18,7 @@ LevelConfig level_config(std::uint32_t number, const char* seed, std::int64_t me
                          std::int64_t reserve_ppm) {
   LevelConfig level;
   level.level = number;
-  level.name = Name("Level " + std::to_string(number));
+  level.name = "Level " + std::to_string(number);
   level.seed = dollars(seed);
   level.meter_rate_ppm = meter_ppm;
   level.reserve_rate_ppm = reserve_ppm;

@@ -17,7 +17,7 @@
 #include "meters/ids.h"
 #include "meters/ledger.h"
 #include "meters/money.h"
-#include "meters/name.h"
+#include "journal/name.h"
 
 namespace jackpot {
 
@@ -67,7 +67,7 @@ struct RoundRecord {
   std::uint64_t epoch = 0;
 };
 
-// Records name their link with a Name (meters/name.h): links are configuration, and a Name
+// Records name their link with a Name (journal/name.h): links are configuration, and a Name
 // copies as a pointer where a link id's string copies its text, about 20 times per round.
 struct WagerRecord {
   std::uint64_t round_key = 0;

@@ -1,4 +1,4 @@
-#include "meters/name.h"
+#include "journal/name.h"
 
 #include <mutex>
 #include <ostream>

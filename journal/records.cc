@@ -1,4 +1,4 @@
-#include "meters/records.h"
+#include "journal/records.h"
 
 #include "meters/invariant.h"
 
