@@ -1,7 +1,12 @@
 #include "controller/host/engine_host.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 #include <utility>
+
+#include "meters/invariant.h"
 
 namespace jackpot {
 
@@ -62,6 +67,24 @@ void EngineHost::stop() {
   }
   deliveries_ready_.notify_all();
   if (responder_.joinable()) responder_.join();
+}
+
+bool invariant_checks_wanted() {
+  static const bool wanted = [] {
+#ifdef JACKPOTD_CHECK_INVARIANTS
+    return true;
+#else
+    const char* value = std::getenv("JACKPOTD_CHECK_INVARIANTS");
+    return value != nullptr && std::string_view(value) == "1";
+#endif
+  }();
+  return wanted;
+}
+
+void EngineHost::verify_invariants() const {
+  const auto broken = engine_->check_invariants();
+  JACKPOT_INVARIANT(!broken, "the engine's invariants hold after every command: " +
+                                 broken.value_or(std::string()));
 }
 
 namespace {

@@ -42,6 +42,11 @@ class Durability {
   virtual bool probe(std::string& /*error*/) { return true; }
 };
 
+// Whether invariant checks after every command are wanted: built with JACKPOTD_CHECK_INVARIANTS
+// (the sanitizer build) or the environment variable JACKPOTD_CHECK_INVARIANTS=1 (ctest sets it
+// for every test). Read once.
+bool invariant_checks_wanted();
+
 // How the host notices a database that stopped answering, and how long reads wait for it. Zero
 // turns each off (the default: tests and tools that do not ask for it).
 struct HostTimings {
@@ -52,6 +57,11 @@ struct HostTimings {
   std::chrono::milliseconds commit_late{0};
   // The longest read_durable() waits for what it saw to be committed; nothing after it.
   std::chrono::milliseconds read_timeout{0};
+  // Whether the engine's invariants (every ledger balanced, no account below zero, awards payable
+  // equal to the pending payouts, ...) are checked after every command, aborting the process
+  // when one is broken: on in the sanitizer build and wherever JACKPOTD_CHECK_INVARIANTS=1 (the
+  // tests), off otherwise (a walk over every account per command).
+  bool check_invariants = invariant_checks_wanted();
 };
 
 // One link's reconciliation over the period that two of its balance snapshots bound: the start
@@ -262,6 +272,7 @@ class EngineHost {
     if (failed_ || committer_done_) return std::nullopt;
     Records records;
     auto answer = command(*engine_, records);
+    if (timings_.check_invariants) verify_invariants();
     needs = 0;
     if (durability_ == nullptr) {
       apply_statuses(records);
@@ -276,6 +287,8 @@ class EngineHost {
     return answer;
   }
   void fail_and_recover(const std::string& reason);
+  // Aborts, naming what is broken, when the engine's invariants do not hold.
+  void verify_invariants() const;
   // Adds a snapshot of every link's balances to the gathering batch; with mutex_ held.
   std::vector<BalanceSnapshotRecord> gather_snapshot(SnapshotReason reason);
 
