@@ -45,17 +45,44 @@ StatusCode status_code(EngineError error) {
     case EngineError::payout_not_pending:
     case EngineError::already_approved:
     case EngineError::ledger_refused:
+    case EngineError::report_end_unobserved:
       return StatusCode::FAILED_PRECONDITION;
     case EngineError::link_unavailable:
+    case EngineError::database_unavailable:
       return StatusCode::UNAVAILABLE;
-    case EngineError::invalid_argument:
+    case EngineError::round_id_out_of_range:
+    case EngineError::request_id_invalid:
+    case EngineError::reason_missing:
+    case EngineError::reason_invalid:
+    case EngineError::requester_missing:
+    case EngineError::requester_invalid:
+    case EngineError::adjustment_zero:
+    case EngineError::seat_unknown:
+    case EngineError::link_not_played:
+    case EngineError::wager_repeated:
+    case EngineError::wager_amount_invalid:
+    case EngineError::wager_above_max:
+    case EngineError::wager_overflow:
+    case EngineError::seat_not_wagering:
+    case EngineError::seat_reported_twice:
+    case EngineError::hand_ambiguous:
+    case EngineError::hand_missing:
+    case EngineError::link_cards_unexpected:
+    case EngineError::card_invalid:
+    case EngineError::card_count_wrong:
+    case EngineError::card_dealt_twice:
+    case EngineError::keyed_hand_unknown:
+    case EngineError::keyed_hand_not_a_hand:
       return StatusCode::INVALID_ARGUMENT;
   }
   return StatusCode::INTERNAL;
 }
 
+// The refusal's name starts the message, so that a client can act on it without parsing the
+// text: "seat_not_wagering: seat 3 did not wager this round" (docs/refusals.md lists them).
 Status to_status(const EngineFailure& failure) {
-  return Status(status_code(failure.code), failure.message);
+  return Status(status_code(failure.code),
+                std::string(to_string(failure.code)) + ": " + failure.message);
 }
 
 void fill_meter(const LevelMeterView& view, pb::LevelMeter* meter) {
@@ -568,7 +595,7 @@ class TableServiceImpl final : public TableServiceBase {
     auto links = host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
     if (links.empty()) {
       return new RefusedStream(
-          Status(StatusCode::NOT_FOUND, "no table " + quote_prefix(table.value())));
+          to_status({EngineError::unknown_table, "no table " + quote_prefix(table.value())}));
     }
     return StatusStream::open(host_, streams_, std::move(links), peer_host(context->peer()));
   }
@@ -725,10 +752,11 @@ class AdminServiceImpl final : public AdminServiceBase {
     for (const LinkReconciliation& link : *report) {
       if (!link.end_observed) {
         response->Clear();
-        return Status(StatusCode::FAILED_PRECONDITION,
-                      "no balance snapshot of link " + quote_prefix(link.link.value()) +
-                          " was taken at or before to_time: the end of the period cannot be "
-                          "observed; take one (TakeBalanceSnapshot) or choose a later to_time");
+        return to_status({EngineError::report_end_unobserved,
+                          "no balance snapshot of link " + quote_prefix(link.link.value()) +
+                              " was taken at or before to_time: the end of the period cannot be "
+                              "observed; take one (TakeBalanceSnapshot) or choose a later "
+                              "to_time"});
       }
       for (const LevelReconciliation& level : link.levels) {
         auto* out = response->add_levels();

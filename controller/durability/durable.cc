@@ -429,7 +429,7 @@ namespace {
 EngineFailure ledger_unreadable(const char* what, const std::string& reason) {
   std::fprintf(stderr, "jackpotd: %s cannot read the ledger: %s\n", what, reason.c_str());
   std::fflush(stderr);
-  return EngineFailure{EngineError::link_unavailable,
+  return EngineFailure{EngineError::database_unavailable,
                        "cannot read the ledger now (the daemon's log says why); retry"};
 }
 

@@ -25,8 +25,9 @@ EngineFailure failure(EngineError code, std::string message) {
   return EngineFailure{code, std::move(message)};
 }
 
-EngineFailure invalid(std::string message) {
-  return failure(EngineError::invalid_argument, std::move(message));
+// A refusal whose status is INVALID_ARGUMENT, by its name.
+EngineFailure invalid(EngineError name, std::string message) {
+  return failure(name, std::move(message));
 }
 
 // PostgreSQL text cannot hold NUL: the journal would keep a cut copy of what the engine keeps.
@@ -280,6 +281,94 @@ std::optional<std::string> live_round_problem(const TableSettings& table,
 
 }  // namespace
 
+std::string_view to_string(EngineError error) {
+  switch (error) {
+    case EngineError::unknown_table:
+      return "unknown_table";
+    case EngineError::unknown_link:
+      return "unknown_link";
+    case EngineError::unknown_payout:
+      return "unknown_payout";
+    case EngineError::round_not_found:
+      return "round_not_found";
+    case EngineError::round_id_not_increasing:
+      return "round_id_not_increasing";
+    case EngineError::round_superseded:
+      return "round_superseded";
+    case EngineError::round_id_jump_too_far:
+      return "round_id_jump_too_far";
+    case EngineError::previous_round_open:
+      return "previous_round_open";
+    case EngineError::wrong_round_state:
+      return "wrong_round_state";
+    case EngineError::link_closed:
+      return "link_closed";
+    case EngineError::link_unavailable:
+      return "link_unavailable";
+    case EngineError::replay_differs:
+      return "replay_differs";
+    case EngineError::must_hit_by_needs_supervisor:
+      return "must_hit_by_needs_supervisor";
+    case EngineError::payout_not_pending:
+      return "payout_not_pending";
+    case EngineError::already_approved:
+      return "already_approved";
+    case EngineError::ledger_refused:
+      return "ledger_refused";
+    case EngineError::database_unavailable:
+      return "database_unavailable";
+    case EngineError::report_end_unobserved:
+      return "report_end_unobserved";
+    case EngineError::round_id_out_of_range:
+      return "round_id_out_of_range";
+    case EngineError::request_id_invalid:
+      return "request_id_invalid";
+    case EngineError::reason_missing:
+      return "reason_missing";
+    case EngineError::reason_invalid:
+      return "reason_invalid";
+    case EngineError::requester_missing:
+      return "requester_missing";
+    case EngineError::requester_invalid:
+      return "requester_invalid";
+    case EngineError::adjustment_zero:
+      return "adjustment_zero";
+    case EngineError::seat_unknown:
+      return "seat_unknown";
+    case EngineError::link_not_played:
+      return "link_not_played";
+    case EngineError::wager_repeated:
+      return "wager_repeated";
+    case EngineError::wager_amount_invalid:
+      return "wager_amount_invalid";
+    case EngineError::wager_above_max:
+      return "wager_above_max";
+    case EngineError::wager_overflow:
+      return "wager_overflow";
+    case EngineError::seat_not_wagering:
+      return "seat_not_wagering";
+    case EngineError::seat_reported_twice:
+      return "seat_reported_twice";
+    case EngineError::hand_ambiguous:
+      return "hand_ambiguous";
+    case EngineError::hand_missing:
+      return "hand_missing";
+    case EngineError::link_cards_unexpected:
+      return "link_cards_unexpected";
+    case EngineError::card_invalid:
+      return "card_invalid";
+    case EngineError::card_count_wrong:
+      return "card_count_wrong";
+    case EngineError::card_dealt_twice:
+      return "card_dealt_twice";
+    case EngineError::keyed_hand_unknown:
+      return "keyed_hand_unknown";
+    case EngineError::keyed_hand_not_a_hand:
+      return "keyed_hand_not_a_hand";
+  }
+  return "unknown";
+}
+
 struct Engine::LinkState {
   LinkSettings settings;
   Link link;
@@ -513,7 +602,8 @@ EngineFailure no_table(const TableId& id) {
 }
 
 EngineFailure round_id_out_of_range(const TableId& table, RoundId round) {
-  return invalid(round_name(table, round) + ": round ids are 1.." + std::to_string(kMaxRoundId));
+  return invalid(EngineError::round_id_out_of_range,
+                 round_name(table, round) + ": round ids are 1.." + std::to_string(kMaxRoundId));
 }
 
 }  // namespace
@@ -622,12 +712,16 @@ Result<LinkStatus, EngineFailure> Engine::set_link_status(const LinkId& id, Link
   if (state == nullptr) {
     return failure(EngineError::unknown_link, "no link " + quote_prefix(id.value()));
   }
-  if (changed_by.empty()) return invalid("a status change needs the name of who asks for it");
+  if (changed_by.empty())
+    return invalid(EngineError::requester_missing,
+                   "a status change needs the name of who asks for it");
   if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return invalid("a status change needs a reason");
+    return invalid(EngineError::reason_missing, "a status change needs a reason");
   }
   if (has_nul(changed_by) || has_nul(reason)) {
-    return invalid("a status change's name and reason may not contain NUL characters");
+    return invalid(
+        has_nul(changed_by) ? EngineError::requester_invalid : EngineError::reason_invalid,
+        "a status change's name and reason may not contain NUL characters");
   }
   const std::int64_t now = clock_.now_us();
   if (state->status != status) state->status_since_us = now;
@@ -675,19 +769,24 @@ Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterR
                                                               Records& out) {
   if (request.request_id.empty() || request.request_id.size() > kMaxIdBytes ||
       has_nul(request.request_id)) {
-    return invalid("an adjustment needs a request id of 1 to " + std::to_string(kMaxIdBytes) +
-                   " bytes without NUL characters; got " + quote_prefix(request.request_id));
+    return invalid(EngineError::request_id_invalid,
+                   "an adjustment needs a request id of 1 to " + std::to_string(kMaxIdBytes) +
+                       " bytes without NUL characters; got " + quote_prefix(request.request_id));
   }
   if (blank(request.reason) || request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
-    return invalid("an adjustment needs a reason of at most " + std::to_string(kMaxReasonBytes) +
-                   " bytes, not blank and without NUL characters; got " +
-                   quote_prefix(request.reason));
+    return invalid(
+        blank(request.reason) ? EngineError::reason_missing : EngineError::reason_invalid,
+        "an adjustment needs a reason of at most " + std::to_string(kMaxReasonBytes) +
+            " bytes, not blank and without NUL characters; got " + quote_prefix(request.reason));
   }
   if (request.amount == Money()) {
-    return invalid(std::string(to_string(AdjustmentRefusal::zero_amount)));
+    return invalid(EngineError::adjustment_zero,
+                   std::string(to_string(AdjustmentRefusal::zero_amount)));
   }
   if (requested_by.empty() || has_nul(requested_by)) {
-    return invalid("an adjustment needs the name of who asks for it");
+    return invalid(
+        requested_by.empty() ? EngineError::requester_missing : EngineError::requester_invalid,
+        "an adjustment needs the name of who asks for it");
   }
   if (const auto first = adjustments_.find(request.request_id); first != adjustments_.end()) {
     const MeterAdjustmentRecord& applied = first->second;
@@ -722,7 +821,7 @@ Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterR
     if (const auto cap = adjustment_raise_cap(facts); cap && request.amount > Money()) {
       message += "; a raise may carry it to at most " + cap->to_string();
     }
-    return failure(*refusal == AdjustmentRefusal::zero_amount ? EngineError::invalid_argument
+    return failure(*refusal == AdjustmentRefusal::zero_amount ? EngineError::adjustment_zero
                                                               : EngineError::ledger_refused,
                    std::move(message));
   }
@@ -1006,19 +1105,22 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   for (const WagerRequest& wager : request.wagers) {
     const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
     if (wager.seat < 1 || wager.seat > table.settings.seats) {
-      return invalid(seat() + " does not exist at table " + request.table.value() + " (seats 1.." +
-                     std::to_string(table.settings.seats) + ")");
+      return invalid(EngineError::seat_unknown, seat() + " does not exist at table " +
+                                                    request.table.value() + " (seats 1.." +
+                                                    std::to_string(table.settings.seats) + ")");
     }
     std::size_t index = table.links.size();
     for (std::size_t i = 0; i < table.links.size(); ++i) {
       if (table.links[i].link->settings.meters.id == wager.link) index = i;
     }
     if (index == table.links.size()) {
-      return invalid("table " + request.table.value() + " does not play link " +
-                     quote_prefix(wager.link.value()));
+      return invalid(EngineError::link_not_played, "table " + request.table.value() +
+                                                       " does not play link " +
+                                                       quote_prefix(wager.link.value()));
     }
     if (seats_seen[index] & (1U << wager.seat)) {
-      return invalid(seat() + " wagers twice on link " + quote_prefix(wager.link.value()));
+      return invalid(EngineError::wager_repeated,
+                     seat() + " wagers twice on link " + quote_prefix(wager.link.value()));
     }
     seats_seen[index] |= 1U << wager.seat;
     const LinkState& link = *table.links[index].link;
@@ -1030,19 +1132,22 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     const Money base = link.settings.meters.base_wager;
     const auto micros = Money::from_cents(wager.amount_cents);
     if (wager.amount_cents <= 0 || !micros) {
-      return invalid(seat() + ": the wager must be a positive amount of cents");
+      return invalid(EngineError::wager_amount_invalid,
+                     seat() + ": the wager must be a positive amount of cents");
     }
     if (micros->micros() % base.micros() != 0) {
-      return invalid(seat() + ": the wager " + micros->to_string() +
-                     " is not a whole number of base wagers of " + base.to_string());
+      return invalid(EngineError::wager_amount_invalid,
+                     seat() + ": the wager " + micros->to_string() +
+                         " is not a whole number of base wagers of " + base.to_string());
     }
     const std::int64_t units = micros->micros() / base.micros();
     if (units > link.settings.max_wager_units) {
-      return invalid(seat() + ": the wager " + micros->to_string() + " is more than the link's " +
-                     std::to_string(link.settings.max_wager_units) + " base wagers");
+      return invalid(EngineError::wager_above_max,
+                     seat() + ": the wager " + micros->to_string() + " is more than the link's " +
+                         std::to_string(link.settings.max_wager_units) + " base wagers");
     }
     if (__builtin_add_overflow(units_per_link[index], units, &units_per_link[index])) {
-      return invalid(seat() + ": the wagers overflow");
+      return invalid(EngineError::wager_overflow, seat() + ": the wagers overflow");
     }
     wagers[index].push_back({wager.seat, units});
   }
@@ -1307,19 +1412,24 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (const SeatHandRequest& hand : request.seats) {
     const auto seat = [&hand] { return "seat " + std::to_string(hand.seat); };
     if (hand.seat < 1 || hand.seat > table.settings.seats) {
-      return invalid(seat() + " does not exist at table " + request.table.value());
+      return invalid(EngineError::seat_unknown,
+                     seat() + " does not exist at table " + request.table.value());
     }
-    if (!wagering[hand.seat]) return invalid(seat() + " did not wager this round");
-    if (reported[hand.seat] != nullptr) return invalid(seat() + " is reported twice");
+    if (!wagering[hand.seat])
+      return invalid(EngineError::seat_not_wagering, seat() + " did not wager this round");
+    if (reported[hand.seat] != nullptr)
+      return invalid(EngineError::seat_reported_twice, seat() + " is reported twice");
     reported[hand.seat] = &hand;
     if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
-      return invalid(seat() + ": report either the seat's cards or a keyed hand");
+      return invalid(EngineError::hand_ambiguous,
+                     seat() + ": report either the seat's cards or a keyed hand");
     }
     any_cards = any_cards || !hand.cards.empty();
   }
   for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
     if (wagering[seat] && reported[seat] == nullptr) {
-      return invalid("seat " + std::to_string(seat) + " wagered but has no hand");
+      return invalid(EngineError::hand_missing,
+                     "seat " + std::to_string(seat) + " wagered but has no hand");
     }
   }
 
@@ -1328,7 +1438,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       std::none_of(table.links.begin(), table.links.end(), [](const auto& played) {
         return played.community == CommunitySource::link_cards;
       })) {
-    return invalid("link cards sent to table " + request.table.value() + ", whose links draw none");
+    return invalid(EngineError::link_cards_unexpected,
+                   "link cards sent to table " + request.table.value() + ", whose links draw none");
   }
 
   // Every card, validated and unique across seats, board and link cards.
@@ -1340,22 +1451,24 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   CardMask board_mask = 0;
   CardMask link_cards_mask = 0;
   if (auto error = parse_cards_into(request.board, "board", *board, &board_mask)) {
-    return invalid(error->message);
+    return invalid(EngineError::card_invalid, error->message);
   }
   if (auto error =
           parse_cards_into(request.link_cards, "link cards", *link_cards, &link_cards_mask)) {
-    return invalid(error->message);
+    return invalid(EngineError::card_invalid, error->message);
   }
   if (any_cards && board->size() != counts.board_cards) {
-    return invalid("the board needs " + std::to_string(counts.board_cards) + " cards, got " +
-                   std::to_string(board->size()));
+    return invalid(EngineError::card_count_wrong,
+                   "the board needs " + std::to_string(counts.board_cards) + " cards, got " +
+                       std::to_string(board->size()));
   }
   // Each list of cards (`mask`: each a different card, as parsing made sure) is dealt with one
   // test of the masks; only when a card was dealt already are the cards walked, to name the first.
   CardMask dealt = 0;
   const auto dealt_twice = [&dealt](std::span<const Card> cards) {
     for (const Card card : cards) {
-      if (dealt & card_bit(card)) return invalid(to_string(card) + " is dealt twice");
+      if (dealt & card_bit(card))
+        return invalid(EngineError::card_dealt_twice, to_string(card) + " is dealt twice");
     }
     JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
   };
@@ -1372,11 +1485,13 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     const SeatHandRequest* hand = reported[seat];
     if (hand == nullptr || hand->keyed_hand) continue;
     SeatHand& cards = seat_cards[seat];
-    if (auto error = parse_seat_cards(hand->cards, seat, cards)) return invalid(error->message);
+    if (auto error = parse_seat_cards(hand->cards, seat, cards))
+      return invalid(EngineError::card_invalid, error->message);
     if (cards.count != counts.seat_cards) {
-      return invalid("seat " + std::to_string(seat) + " needs " +
-                     std::to_string(counts.seat_cards) + " cards, got " +
-                     std::to_string(cards.count));
+      return invalid(EngineError::card_count_wrong, "seat " + std::to_string(seat) + " needs " +
+                                                        std::to_string(counts.seat_cards) +
+                                                        " cards, got " +
+                                                        std::to_string(cards.count));
     }
     if (dealt & cards.mask) [[unlikely]]
       return dealt_twice(cards.view());
@@ -1420,15 +1535,17 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
       if (hand.keyed_hand) {
         const auto event = keyed_event(table.paytables, *hand.keyed_hand);
         if (!event) {
-          return invalid("seat " + std::to_string(wager.seat) + ": " +
-                         quote_prefix(*hand.keyed_hand) +
-                         " is no row of the table's paytables (key a row as printed, e.g. "
-                         "\"Full House\")");
+          return invalid(EngineError::keyed_hand_unknown,
+                         "seat " + std::to_string(wager.seat) + ": " +
+                             quote_prefix(*hand.keyed_hand) +
+                             " is no row of the table's paytables (key a row as printed, e.g. "
+                             "\"Full House\")");
         }
         if (*event == HandEvent::must_hit_by) {
-          return invalid("seat " + std::to_string(wager.seat) + ": " +
-                         quote_prefix(*hand.keyed_hand) +
-                         " is not a hand: a Must-Hit-By level is won by the draw at the lock");
+          return invalid(EngineError::keyed_hand_not_a_hand,
+                         "seat " + std::to_string(wager.seat) + ": " +
+                             quote_prefix(*hand.keyed_hand) +
+                             " is not a hand: a Must-Hit-By level is won by the draw at the lock");
         }
         outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
       } else {
@@ -1437,8 +1554,9 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
         if (!community_counts || cards.pocket.size() != needed.pocket) {
           const auto error = check_card_counts(paytable.rule, cards);
           JACKPOT_INVARIANT(error.has_value(), "check_card_counts() refuses counts that differ");
-          return invalid("seat " + std::to_string(wager.seat) + " on link '" +
-                         played.link->settings.meters.id.value() + "': " + error->message);
+          return invalid(EngineError::card_count_wrong,
+                         "seat " + std::to_string(wager.seat) + " on link '" +
+                             played.link->settings.meters.id.value() + "': " + error->message);
         }
         outcome.row = resolve(paytable,
                               evaluate(paytable.rule, seat_cards[wager.seat].mask, shared,
@@ -1695,7 +1813,8 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   if (!found) return found.error();
   TableState& table = *found->first;
   RoundState* round = found->second;
-  if (has_nul(request.reason)) return invalid("a void reason may not contain NUL characters");
+  if (has_nul(request.reason))
+    return invalid(EngineError::reason_invalid, "a void reason may not contain NUL characters");
   // A replay of the accepted void answers first, whatever its reason (journals from before blank
   // reasons were refused keep some); then a blank reason is refused before any other answer.
   auto first = replay<VoidRoundAnswer>(round->voided, request, [&] {
@@ -1703,7 +1822,7 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   });
   if (first && first->ok()) return *first;
   if (request.reason.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return invalid("a void needs a reason (e.g. \"misdeal\")");
+    return invalid(EngineError::reason_missing, "a void needs a reason (e.g. \"misdeal\")");
   }
   if (first) return *first;
   if (round->phase != RoundPhase::open && round->phase != RoundPhase::locked) {
@@ -1761,10 +1880,11 @@ Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
     const RebaseRoundCounterRequest& request, const std::string& requested_by, Records& out) {
   // Checked in this order; the first failure answers and nothing changes.
   const std::string& id = request.request_id;
-  if (id.empty()) return invalid("a re-base needs a request id");
+  if (id.empty()) return invalid(EngineError::request_id_invalid, "a re-base needs a request id");
   if (id.size() > kMaxIdBytes || has_nul(id)) {
-    return invalid("request id " + quote_prefix(id) + ": at most " + std::to_string(kMaxIdBytes) +
-                   " bytes, no NUL characters");
+    return invalid(EngineError::request_id_invalid, "request id " + quote_prefix(id) +
+                                                        ": at most " + std::to_string(kMaxIdBytes) +
+                                                        " bytes, no NUL characters");
   }
   if (const auto it = rebases_.find(id); it != rebases_.end()) {
     const RoundCounterRebaseRecord& first = it->second;
@@ -1780,15 +1900,18 @@ Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
   auto table_result = find_table(request.table);
   if (!table_result) return table_result.error();
   TableState& table = **table_result;
-  if (blank(request.reason)) return invalid("a re-base needs a reason (not blank)");
+  if (blank(request.reason))
+    return invalid(EngineError::reason_missing, "a re-base needs a reason (not blank)");
   if (request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
-    return invalid("a re-base reason is at most " + std::to_string(kMaxReasonBytes) +
-                   " bytes, with no NUL characters (got " + std::to_string(request.reason.size()) +
-                   " bytes)");
+    return invalid(EngineError::reason_invalid,
+                   "a re-base reason is at most " + std::to_string(kMaxReasonBytes) +
+                       " bytes, with no NUL characters (got " +
+                       std::to_string(request.reason.size()) + " bytes)");
   }
   if (!round_id_in_range(request.next_round.value())) {
-    return invalid("next round id " + std::to_string(request.next_round.value()) +
-                   ": round ids are 1.." + std::to_string(kMaxRoundId));
+    return invalid(EngineError::round_id_out_of_range,
+                   "next round id " + std::to_string(request.next_round.value()) +
+                       ": round ids are 1.." + std::to_string(kMaxRoundId));
   }
   JACKPOT_INVARIANT(!requested_by.empty() && !has_nul(requested_by),
                     "a re-base names who asked for it");
@@ -1827,8 +1950,11 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
     return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
   }
   Payout& payout = it->second;
-  if (supervisor.empty()) return invalid("an approval needs the supervisor's name");
-  if (has_nul(supervisor)) return invalid("a supervisor's name may not contain NUL characters");
+  if (supervisor.empty())
+    return invalid(EngineError::requester_missing, "an approval needs the supervisor's name");
+  if (has_nul(supervisor))
+    return invalid(EngineError::requester_invalid,
+                   "a supervisor's name may not contain NUL characters");
   if (payout.state != PayoutState::pending) {
     return failure(EngineError::payout_not_pending,
                    "payout " + std::to_string(id.value()) + " is not pending");
@@ -1874,12 +2000,15 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
     return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
   }
   Payout& payout = it->second;
-  if (supervisor.empty()) return invalid("a rejection needs the supervisor's name");
+  if (supervisor.empty())
+    return invalid(EngineError::requester_missing, "a rejection needs the supervisor's name");
   if (has_nul(supervisor) || has_nul(reason)) {
-    return invalid("a rejection's name and reason may not contain NUL characters");
+    return invalid(
+        has_nul(supervisor) ? EngineError::requester_invalid : EngineError::reason_invalid,
+        "a rejection's name and reason may not contain NUL characters");
   }
   if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return invalid("a rejection needs a reason");
+    return invalid(EngineError::reason_missing, "a rejection needs a reason");
   }
   if (payout.state != PayoutState::pending) {
     return failure(EngineError::payout_not_pending,

@@ -88,7 +88,7 @@ class Engine {
   // already applied answers its first answer when the request is the same, and is refused
   // (replay_differs) when it is not; an unknown link or level is NOT_FOUND; then
   // adjustment_refusal() (meters/adjustment.h) decides, with whether a LOCKED round holds money
-  // on the meter (ledger_refused, or invalid_argument for a zero amount).
+  // on the meter (ledger_refused, or adjustment_zero for a zero amount).
   Result<AdjustMeterAnswer, EngineFailure> adjust_meter(const AdjustMeterRequest& request,
                                                         const std::string& requested_by,
                                                         Records& out);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/hands/paytable.h"
@@ -16,7 +17,8 @@
 
 namespace jackpot {
 
-// Why the engine refused a command; mapped to one gRPC status each (engine_status.h). A refused
+// Why the engine refused a command, by name; mapped to one gRPC status each in one table
+// (status_code() in controller/api/grpc_services.cc). A refused
 // command changes nothing.
 enum class EngineError : std::uint8_t {
   unknown_table,            // NOT_FOUND
@@ -34,9 +36,37 @@ enum class EngineError : std::uint8_t {
   must_hit_by_needs_supervisor,  // FAILED_PRECONDITION: void of a round whose Must-Hit-By hit.
   payout_not_pending,            // FAILED_PRECONDITION
   already_approved,              // FAILED_PRECONDITION: the same supervisor approves twice.
-  invalid_argument,              // INVALID_ARGUMENT: seats, amounts, cards, reasons...
   ledger_refused,                // FAILED_PRECONDITION: a meter would go below zero or overflow.
+  database_unavailable,          // UNAVAILABLE: a report could not read the journal now; retry.
+  report_end_unobserved,  // FAILED_PRECONDITION: no balance snapshot at or before a report's end.
+  // INVALID_ARGUMENT, each its own name:
+  round_id_out_of_range,  // A round id 0 or above 2^63-1.
+  request_id_invalid,     // A request id empty, too long or with NUL characters.
+  reason_missing,         // An empty or blank reason where one is needed.
+  reason_invalid,         // A reason too long or with NUL characters.
+  requester_missing,      // No name of who asks (the adapters always give one).
+  requester_invalid,      // A requester's name with NUL characters.
+  adjustment_zero,        // A meter adjustment of 0.
+  seat_unknown,           // A seat the table does not have.
+  link_not_played,        // A wager on a link the table does not play.
+  wager_repeated,         // A seat wagering twice on one link.
+  wager_amount_invalid,   // A wager not positive or not a whole number of base wagers.
+  wager_above_max,        // A wager above the link's max_wager_units.
+  wager_overflow,         // Wagers whose sum overflows.
+  seat_not_wagering,      // A hand for a seat that did not wager.
+  seat_reported_twice,    // Two hands for one seat.
+  hand_ambiguous,         // A seat with both or neither of cards and a keyed hand.
+  hand_missing,           // A wagering seat without a hand.
+  link_cards_unexpected,  // Link cards at a table none of whose links draws them.
+  card_invalid,           // Text that is not a card, or a card twice in one list.
+  card_count_wrong,       // Not the game's number of cards (a seat's, the board, link cards).
+  card_dealt_twice,       // One card in two places (seats, board, link cards).
+  keyed_hand_unknown,     // A keyed hand that names no row of the table's paytables.
+  keyed_hand_not_a_hand,  // A keyed hand naming the Must-Hit-By row (won by the lock's draw).
 };
+
+// The refusal's name, as the wire's message starts ("seat_not_wagering: seat 3 did not ...").
+std::string_view to_string(EngineError error);
 
 struct EngineFailure {
   EngineError code;

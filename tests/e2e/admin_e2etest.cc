@@ -226,8 +226,9 @@ TEST_F(AdminEndToEnd, AStorageErrorReachesTheClientAsAFixedMessageWithoutSql) {
   }
   for (const grpc::Status& failed : {status, audit_status}) {
     EXPECT_EQ(failed.error_code(), grpc::StatusCode::UNAVAILABLE) << failed.error_message();
-    EXPECT_EQ(failed.error_message(),
-              "cannot read the ledger now (the daemon's log says why); retry");
+    EXPECT_EQ(
+        failed.error_message(),
+        "database_unavailable: cannot read the ledger now (the daemon's log says why); retry");
   }
   // The reason is in the daemon's log, for its operators.
   EXPECT_NE(daemon_->stderr_text().find("balance_snapshots"), std::string::npos)
@@ -259,7 +260,7 @@ TEST_F(AdminEndToEnd, ALibraryErrorThatIsNotSqlStaysInTheLogToo) {
   }
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
   EXPECT_EQ(status.error_message(),
-            "cannot read the ledger now (the daemon's log says why); retry");
+            "database_unavailable: cannot read the ledger now (the daemon's log says why); retry");
   EXPECT_NE(daemon_->stderr_text().find("the balance audit cannot read the ledger"),
             std::string::npos)
       << daemon_->stderr_text();

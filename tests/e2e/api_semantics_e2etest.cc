@@ -336,7 +336,8 @@ TEST_F(ApiSemanticsEndToEnd, LinkCardsWhereNoneAreDrawnAndABlankVoidReasonAreRef
   pb::SettleRoundResponse settled;
   const auto refused = call(&pb::TableService::Stub::SettleRound, settle, &settled);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(refused.error_message(), "link cards sent to table T1, whose links draw none");
+  EXPECT_EQ(refused.error_message(),
+            "link_cards_unexpected: link cards sent to table T1, whose links draw none");
 
   pb::VoidRoundRequest void_round;
   void_round.set_table_id("T1");

@@ -240,7 +240,7 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   pb::OpenRoundResponse opened;
   auto status = table(&pb::TableService::Stub::OpenRound, open, &opened);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "no table " + echoed);
+  EXPECT_EQ(status.error_message(), "unknown_table: no table " + echoed);
 
   pb::LockWagersRequest lock;
   lock.set_table_id("T1");
@@ -264,14 +264,14 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   pb::SetLinkStatusResponse closed;
   status = admin(&pb::AdminService::Stub::SetLinkStatus, close, &closed);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "no link " + echoed);
+  EXPECT_EQ(status.error_message(), "unknown_link: no link " + echoed);
 
   pb::ReconciliationReportRequest report;
   report.add_link_ids(unknown);
   pb::ReconciliationReport reported;
   status = admin(&pb::AdminService::Stub::GetReconciliationReport, report, &reported);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "no link " + echoed);
+  EXPECT_EQ(status.error_message(), "unknown_link: no link " + echoed);
 
   pb::SettleRoundRequest settle;
   settle.set_table_id("T1");
@@ -293,7 +293,7 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   EXPECT_FALSE(stream->Read(&update));
   status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "no table " + echoed);
+  EXPECT_EQ(status.error_message(), "unknown_table: no table " + echoed);
 }
 
 TEST_F(RequestLimitsEndToEnd, ARequestPastTheMessageSizeIsResourceExhaustedAndChangesNothing) {

@@ -864,7 +864,10 @@ class Simulation {
     if (!answer) {
       // A crash in between may have restarted on a floor where this request no longer fits
       // (fewer seats, another base wager): then the round stays OPEN and is voided later.
-      if (ambiguous && answer.error().code == EngineError::invalid_argument) {
+      const EngineError code = answer.error().code;
+      if (ambiguous &&
+          (code == EngineError::seat_unknown || code == EngineError::link_not_played ||
+           code == EngineError::wager_amount_invalid || code == EngineError::wager_above_max)) {
         note("lock " + table.id + " no longer fits the floor: " + answer.error().message);
         return;
       }

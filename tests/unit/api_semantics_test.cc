@@ -248,7 +248,7 @@ TEST(SettleLinkCards, LinkCardsAtATableWhoseLinksDrawNoneAreRefused) {
                              {"9d", "9h", "9c"}};
   const auto refused = table.settle(request);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, EngineError::invalid_argument);
+  EXPECT_EQ(refused.error().code, EngineError::link_cards_unexpected);
   EXPECT_EQ(refused.error().message, "link cards sent to table T, whose links draw none");
   EXPECT_TRUE(table.records().empty());
   request.link_cards.clear();
@@ -261,14 +261,14 @@ TEST(VoidReason, AnEmptyOrBlankReasonIsRefusedButAReplayIsStillAReplay) {
   for (const char* blank : {"", " ", "\t\r\n "}) {
     const auto refused = table.void_round(1, blank);
     ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.error().code, EngineError::invalid_argument);
+    EXPECT_EQ(refused.error().code, EngineError::reason_missing);
     EXPECT_EQ(refused.error().message, "a void needs a reason (e.g. \"misdeal\")");
     EXPECT_TRUE(table.records().empty());
   }
   const auto voided = table.ok(table.void_round(1, "misdeal"));
   EXPECT_EQ(table.ok(table.void_round(1, "misdeal")), voided);
   EXPECT_TRUE(table.records().empty());
-  EXPECT_EQ(table.void_round(1, "").error().code, EngineError::invalid_argument);
+  EXPECT_EQ(table.void_round(1, "").error().code, EngineError::reason_missing);
   EXPECT_EQ(table.void_round(1, "shuffle").error().code, EngineError::replay_differs);
 }
 

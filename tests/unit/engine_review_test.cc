@@ -61,7 +61,7 @@ TEST(EngineReview, AWagerAboveTheLinksMaximumIsRefusedBeforeAnythingChanges) {
   const auto locked = run.engine->lock_wagers(
       {TableId("T"), RoundId(1), {{1, LinkId("L"), 100'000'000'000}}}, records);
   ASSERT_FALSE(locked.ok());
-  EXPECT_EQ(locked.error().code, EngineError::invalid_argument);
+  EXPECT_EQ(locked.error().code, EngineError::wager_above_max);
   EXPECT_EQ(locked.error().message,
             "seat 1: the wager 1000000000.00 is more than the link's 100 "
             "base wagers");

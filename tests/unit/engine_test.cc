@@ -41,45 +41,7 @@ Money usd(std::string_view text) {
 
 Money sum(Money a, Money b) { return *a.plus(b); }
 
-std::string error_name(EngineError code) {
-  switch (code) {
-    case EngineError::unknown_table:
-      return "unknown_table";
-    case EngineError::unknown_link:
-      return "unknown_link";
-    case EngineError::unknown_payout:
-      return "unknown_payout";
-    case EngineError::round_not_found:
-      return "round_not_found";
-    case EngineError::round_id_not_increasing:
-      return "round_id_not_increasing";
-    case EngineError::round_superseded:
-      return "round_superseded";
-    case EngineError::round_id_jump_too_far:
-      return "round_id_jump_too_far";
-    case EngineError::previous_round_open:
-      return "previous_round_open";
-    case EngineError::wrong_round_state:
-      return "wrong_round_state";
-    case EngineError::link_closed:
-      return "link_closed";
-    case EngineError::link_unavailable:
-      return "link_unavailable";
-    case EngineError::replay_differs:
-      return "replay_differs";
-    case EngineError::must_hit_by_needs_supervisor:
-      return "must_hit_by_needs_supervisor";
-    case EngineError::payout_not_pending:
-      return "payout_not_pending";
-    case EngineError::already_approved:
-      return "already_approved";
-    case EngineError::invalid_argument:
-      return "invalid_argument";
-    case EngineError::ledger_refused:
-      return "ledger_refused";
-  }
-  return "?";
-}
+std::string error_name(EngineError code) { return std::string(to_string(code)); }
 
 std::vector<std::string> sorted(std::vector<std::string> lines) {
   std::sort(lines.begin(), lines.end());
@@ -1626,24 +1588,31 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
                    settle(settle_request("T", 10, {quiet_holdem(1)}, kQuietHoldemBoard)));
 
   // Bad wagers.
-  const std::vector<std::pair<std::string, std::vector<WagerRequest>>> bad_wagers = {
-      {"seat 0", {wager(0, "A", 100)}},
-      {"seat 7 of 6", {wager(7, "A", 100)}},
-      {"a link the table does not play", {wager(1, "OTHER", 100)}},
-      {"a link that does not exist", {wager(1, "NOSUCH", 100)}},
-      {"$7.50 on a $5 link", {wager(1, "FIVE", 750)}},
-      {"$3 on a $5 link", {wager(1, "FIVE", 300)}},
-      {"$1.50 on a $1 link", {wager(1, "A", 150)}},
-      {"a zero wager", {wager(1, "A", 0)}},
-      {"a negative wager", {wager(1, "A", -100)}},
-      {"an overflowing wager", {wager(1, "A", std::numeric_limits<std::int64_t>::max())}},
-      {"an overflowing negative wager", {wager(1, "A", std::numeric_limits<std::int64_t>::min())}},
-      {"a seat wagering twice on a link", {wager(1, "A", 100), wager(1, "A", 100)}},
-      {"a good wager and a bad one", {wager(1, "A", 100), wager(2, "A", 0)}},
+  const std::vector<std::tuple<EngineError, std::string, std::vector<WagerRequest>>> bad_wagers = {
+      {EngineError::seat_unknown, "seat 0", {wager(0, "A", 100)}},
+      {EngineError::seat_unknown, "seat 7 of 6", {wager(7, "A", 100)}},
+      {EngineError::link_not_played, "a link the table does not play", {wager(1, "OTHER", 100)}},
+      {EngineError::link_not_played, "a link that does not exist", {wager(1, "NOSUCH", 100)}},
+      {EngineError::wager_amount_invalid, "$7.50 on a $5 link", {wager(1, "FIVE", 750)}},
+      {EngineError::wager_amount_invalid, "$3 on a $5 link", {wager(1, "FIVE", 300)}},
+      {EngineError::wager_amount_invalid, "$1.50 on a $1 link", {wager(1, "A", 150)}},
+      {EngineError::wager_amount_invalid, "a zero wager", {wager(1, "A", 0)}},
+      {EngineError::wager_amount_invalid, "a negative wager", {wager(1, "A", -100)}},
+      {EngineError::wager_amount_invalid,
+       "an overflowing wager",
+       {wager(1, "A", std::numeric_limits<std::int64_t>::max())}},
+      {EngineError::wager_amount_invalid,
+       "an overflowing negative wager",
+       {wager(1, "A", std::numeric_limits<std::int64_t>::min())}},
+      {EngineError::wager_repeated,
+       "a seat wagering twice on a link",
+       {wager(1, "A", 100), wager(1, "A", 100)}},
+      {EngineError::wager_amount_invalid,
+       "a good wager and a bad one",
+       {wager(1, "A", 100), wager(2, "A", 0)}},
   };
-  for (const auto& [what, wagers] : bad_wagers) {
-    h.expect_refused(EngineError::invalid_argument, "lock with " + what,
-                     lock(lock_request("T", 10, wagers)));
+  for (const auto& [code, what, wagers] : bad_wagers) {
+    h.expect_refused(code, "lock with " + what, lock(lock_request("T", 10, wagers)));
   }
   // Seats 1, 2 and 3 wager; seat 4 does not.
   h.lock(lock_request(
@@ -1657,93 +1626,98 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   const auto good_seats = [] {
     return std::vector<SeatHandRequest>{quiet_holdem(1), quiet_holdem(2), quiet_holdem(3)};
   };
-  std::vector<std::pair<std::string, SettleRoundRequest>> bad_settles;
-  const auto add = [&](const std::string& what, std::vector<SeatHandRequest> seats,
+  std::vector<std::tuple<EngineError, std::string, SettleRoundRequest>> bad_settles;
+  const auto add = [&](EngineError code, const std::string& what,
+                       std::vector<SeatHandRequest> seats,
                        std::vector<std::string> cards_on_board) {
-    bad_settles.emplace_back(what,
+    bad_settles.emplace_back(code, what,
                              settle_request("T", 10, std::move(seats), std::move(cards_on_board)));
   };
   {
     auto seats = good_seats();
     seats.push_back(cards(0, {"Ah", "Ad"}));
-    add("seat 0", seats, board);
+    add(EngineError::seat_unknown, "seat 0", seats, board);
   }
   {
     auto seats = good_seats();
     seats.push_back(cards(7, {"Ah", "Ad"}));
-    add("seat 7 of 6", seats, board);
+    add(EngineError::seat_unknown, "seat 7 of 6", seats, board);
   }
   {
     auto seats = good_seats();
     seats.push_back(cards(4, {"Ah", "Ad"}));
-    add("a seat that did not wager", seats, board);
+    add(EngineError::seat_not_wagering, "a seat that did not wager", seats, board);
   }
-  add("a wagering seat without a hand", {quiet_holdem(1), quiet_holdem(2)}, board);
+  add(EngineError::hand_missing, "a wagering seat without a hand",
+      {quiet_holdem(1), quiet_holdem(2)}, board);
   {
     auto seats = good_seats();
     seats.push_back(quiet_holdem(1));
-    add("a seat reported twice", seats, board);
+    add(EngineError::seat_reported_twice, "a seat reported twice", seats, board);
   }
   for (const char* malformed : {"Xs", "1h", "", "A", "Asx", "Zz", "11s"}) {
     auto seats = good_seats();
     seats[0].cards = {malformed, "Ad"};
-    add("the malformed card '" + std::string(malformed) + "'", seats, board);
+    add(EngineError::card_invalid, "the malformed card '" + std::string(malformed) + "'", seats,
+        board);
   }
   {
     auto bad_board = board;
     bad_board[4] = "Kx";
-    add("a malformed board card", good_seats(), bad_board);
+    add(EngineError::card_invalid, "a malformed board card", good_seats(), bad_board);
   }
   {
     auto seats = good_seats();
     seats[0].cards = {"Ah", "Ah"};
-    add("a duplicate card within a seat", seats, board);
+    add(EngineError::card_invalid, "a duplicate card within a seat", seats, board);
   }
   {
     auto seats = good_seats();
     seats[1].cards = {"3c", "Ah"};  // Seat 1 holds 3c.
-    add("a duplicate card across seats", seats, board);
+    add(EngineError::card_dealt_twice, "a duplicate card across seats", seats, board);
   }
   {
     auto seats = good_seats();
     seats[2].cards = {"Jc", "Ah"};  // Jc is on the board.
-    add("a duplicate card with the board", seats, board);
+    add(EngineError::card_dealt_twice, "a duplicate card with the board", seats, board);
   }
   {
     auto seats = good_seats();
     seats[0].cards = {"Ah", "Ad", "Ac"};
-    add("three pocket cards", seats, board);
+    add(EngineError::card_count_wrong, "three pocket cards", seats, board);
   }
   {
     auto seats = good_seats();
     seats[0].cards = {"Ah"};
-    add("one pocket card", seats, board);
+    add(EngineError::card_count_wrong, "one pocket card", seats, board);
   }
-  add("a four-card board", good_seats(), {"2h", "7s", "9d", "Jc"});
-  add("a six-card board", good_seats(), {"2h", "7s", "9d", "Jc", "Ks", "Ah"});
-  add("a board with a duplicate", good_seats(), {"2h", "7s", "9d", "Jc", "2h"});
+  add(EngineError::card_count_wrong, "a four-card board", good_seats(), {"2h", "7s", "9d", "Jc"});
+  add(EngineError::card_count_wrong, "a six-card board", good_seats(),
+      {"2h", "7s", "9d", "Jc", "Ks", "Ah"});
+  add(EngineError::card_invalid, "a board with a duplicate", good_seats(),
+      {"2h", "7s", "9d", "Jc", "2h"});
   {
     auto seats = good_seats();
     seats[0] = keyed(1, "BIG_WIN");
-    add("an unknown keyed hand", seats, board);
+    add(EngineError::keyed_hand_unknown, "an unknown keyed hand", seats, board);
   }
   {
     auto seats = good_seats();
     seats[0] = keyed(1, "");
-    add("an empty keyed hand", seats, board);
+    add(EngineError::keyed_hand_unknown, "an empty keyed hand", seats, board);
   }
   {
     auto seats = good_seats();
     seats[0].keyed_hand = "FLUSH";
-    add("cards and a keyed hand at once", seats, board);
+    add(EngineError::hand_ambiguous, "cards and a keyed hand at once", seats, board);
   }
   {
     auto seats = good_seats();
     seats[0].cards.clear();
-    add("neither cards nor a keyed hand", seats, board);
+    add(EngineError::hand_ambiguous, "neither cards nor a keyed hand", seats, board);
   }
-  for (const auto& [what, request] : bad_settles) {
-    h.expect_refused(EngineError::invalid_argument, "settle with " + what, settle(request));
+  for (const auto& [code, what, request] : bad_settles) {
+    h.expect_refused(code, "settle with " + what, settle(request));
   }
   h.settle(settle_request("T", 10, good_seats(), board));
 
@@ -1753,7 +1727,7 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 10", open("T", 9));
   h.expect_refused(EngineError::round_id_not_increasing, "open round 1 after 10", open("T", 1));
   h.open("T", 11);
-  h.expect_refused(EngineError::invalid_argument, "void with a NUL in its reason",
+  h.expect_refused(EngineError::reason_invalid, "void with a NUL in its reason",
                    void_it(void_request("T", 11, std::string("mis\0deal", 8))));
   h.void_round(void_request("T", 11));
   h.expect_refused(EngineError::wrong_round_state, "lock of a VOIDED round",
@@ -1762,15 +1736,16 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
                    settle(settle_request("T", 11, good_seats(), board)));
   h.expect_refused(EngineError::round_id_not_increasing, "open round 9 after 11", open("T", 9));
   // The journal keeps round ids as bigint: a larger one is refused here, not at commit.
-  h.expect_refused(EngineError::invalid_argument, "open round 2^63", open("T", 1ULL << 63));
-  h.expect_refused(EngineError::invalid_argument, "open round 0", open("T", 0));
+  h.expect_refused(EngineError::round_id_out_of_range, "open round 2^63", open("T", 1ULL << 63));
+  h.expect_refused(EngineError::round_id_out_of_range, "open round 0", open("T", 0));
   for (const std::uint64_t id : {std::uint64_t{0}, std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
     const std::string name = " of round " + std::to_string(id);
-    h.expect_refused(EngineError::invalid_argument, "lock" + name,
+    h.expect_refused(EngineError::round_id_out_of_range, "lock" + name,
                      lock(lock_request("T", id, {wager(1, "A", 100)})));
-    h.expect_refused(EngineError::invalid_argument, "settle" + name,
+    h.expect_refused(EngineError::round_id_out_of_range, "settle" + name,
                      settle(settle_request("T", id, good_seats(), board)));
-    h.expect_refused(EngineError::invalid_argument, "void" + name, void_it(void_request("T", id)));
+    h.expect_refused(EngineError::round_id_out_of_range, "void" + name,
+                     void_it(void_request("T", id)));
   }
   // A round two or more behind the latest (11) is superseded, not unknown; above it, unknown.
   h.expect_refused(EngineError::round_superseded, "void of round 9, two behind 11",
@@ -1823,17 +1798,19 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   EXPECT_EQ(status_records.link_statuses[0].changed_by, "ops/ana");
   EXPECT_EQ(status_records.link_statuses[0].reason, "camera fault");
   EXPECT_EQ(status_records.link_statuses[1].reason, "camera fixed");
-  for (const auto& [who, why, what] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"", "camera fault", "without a name"},
-           {"ops/ana", " \t", "with a blank reason"},
-           {std::string("ops\0ana", 7), "camera fault", "with a NUL in the name"},
-           {"ops/ana", std::string("cam\0era", 7), "with a NUL in the reason"}}) {
+  for (const auto& [code, who, why, what] :
+       std::vector<std::tuple<EngineError, std::string, std::string, std::string>>{
+           {EngineError::requester_missing, "", "camera fault", "without a name"},
+           {EngineError::reason_missing, "ops/ana", " \t", "with a blank reason"},
+           {EngineError::requester_invalid, std::string("ops\0ana", 7), "camera fault",
+            "with a NUL in the name"},
+           {EngineError::reason_invalid, "ops/ana", std::string("cam\0era", 7),
+            "with a NUL in the reason"}}) {
     Records refused;
     const auto changed =
         h.engine().set_link_status(LinkId("B"), LinkStatus::closed, who, why, refused);
     ASSERT_FALSE(changed.ok()) << "status change " << what;
-    EXPECT_EQ(changed.error().code, EngineError::invalid_argument) << what;
+    EXPECT_EQ(changed.error().code, code) << what;
     EXPECT_TRUE(refused.empty()) << what;
     EXPECT_EQ(h.engine().link_status(LinkId("B")), LinkStatus::open) << what;
   }
@@ -1902,9 +1879,9 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   };
 
   // One supervisor pays the $100 Four-of-a-Kind.
-  h.expect_refused(EngineError::invalid_argument, "approve without a supervisor",
+  h.expect_refused(EngineError::requester_missing, "approve without a supervisor",
                    approve(four, ""));
-  h.expect_refused(EngineError::invalid_argument, "approve by a name with a NUL",
+  h.expect_refused(EngineError::requester_invalid, "approve by a name with a NUL",
                    approve(four, std::string("ali\0ce", 6)));
   auto paid = h.approve(four, "alice");
   EXPECT_EQ(paid.state, PayoutState::paid);
@@ -1933,13 +1910,13 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   EXPECT_EQ(h.balance("APP", AccountKind::awards_payable), usd("300.00"));
 
   // A rejection needs a reason; a rejected tray pay goes back to the tray.
-  h.expect_refused(EngineError::invalid_argument, "reject without a reason",
+  h.expect_refused(EngineError::reason_missing, "reject without a reason",
                    reject(straight_flush, "carol", ""));
-  h.expect_refused(EngineError::invalid_argument, "reject with a blank reason",
+  h.expect_refused(EngineError::reason_missing, "reject with a blank reason",
                    reject(straight_flush, "carol", "  "));
-  h.expect_refused(EngineError::invalid_argument, "reject with a NUL in the reason",
+  h.expect_refused(EngineError::reason_invalid, "reject with a NUL in the reason",
                    reject(straight_flush, "carol", std::string("cam\0era", 7)));
-  h.expect_refused(EngineError::invalid_argument, "reject without a supervisor",
+  h.expect_refused(EngineError::requester_missing, "reject without a supervisor",
                    reject(straight_flush, "", "dealer error"));
   h.expect_refused(EngineError::unknown_payout, "approve an unknown payout", approve(999, "x"));
   h.expect_refused(EngineError::unknown_payout, "reject an unknown payout",
@@ -2033,7 +2010,7 @@ TEST(EngineHandRecords, KeepTheCardsEachLinkEvaluated) {
   const auto short_link_cards = h.engine().settle_round(
       settle_request("MS", 2, {cards(4, {"Qs", "Qd"})}, {"9h", "9s", "2d"}, {"Jc", "Th"}), refused);
   ASSERT_FALSE(short_link_cards.ok());
-  EXPECT_EQ(short_link_cards.error().code, EngineError::invalid_argument);
+  EXPECT_EQ(short_link_cards.error().code, EngineError::card_count_wrong);
   EXPECT_EQ(short_link_cards.error().message,
             "seat 4 on link 'FIVE': Five-Card Linked needs 3 community cards, got 2");
   EXPECT_TRUE(refused.empty());
@@ -2162,15 +2139,15 @@ TEST(EngineAdjustments, RefusalsChangeNothing) {
     const char* what;
   };
   const std::vector<Refusal> refusals = {
-      {EngineError::invalid_argument, adjustment("", "MHB", 1, "1.00"), "no request id"},
-      {EngineError::invalid_argument, adjustment(long_id, "MHB", 1, "1.00"), "a long request id"},
-      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", ""), "no reason"},
-      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", " \t\n"), "a blank reason"},
-      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", long_reason),
+      {EngineError::request_id_invalid, adjustment("", "MHB", 1, "1.00"), "no request id"},
+      {EngineError::request_id_invalid, adjustment(long_id, "MHB", 1, "1.00"), "a long request id"},
+      {EngineError::reason_missing, adjustment("r", "MHB", 1, "1.00", ""), "no reason"},
+      {EngineError::reason_missing, adjustment("r", "MHB", 1, "1.00", " \t\n"), "a blank reason"},
+      {EngineError::reason_invalid, adjustment("r", "MHB", 1, "1.00", long_reason),
        "a reason over 512 bytes"},
-      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "1.00", std::string("a\0b", 3)),
+      {EngineError::reason_invalid, adjustment("r", "MHB", 1, "1.00", std::string("a\0b", 3)),
        "a NUL in the reason"},
-      {EngineError::invalid_argument, adjustment("r", "MHB", 1, "0"), "a zero amount"},
+      {EngineError::adjustment_zero, adjustment("r", "MHB", 1, "0"), "a zero amount"},
       {EngineError::unknown_link, adjustment("r", "NOSUCH", 1, "1.00"), "an unknown link"},
       {EngineError::unknown_link, adjustment("r", "MHB", 0, "1.00"), "level 0"},
       {EngineError::unknown_link, adjustment("r", "MHB", 3, "1.00"), "level 3 of 2"},
@@ -2298,16 +2275,16 @@ TEST(EngineRoundCounter, ARebaseLetsARestartedCounterPlayAgain) {
   // The controller's counter restarted: round 1 is below the counter.
   refused(EngineError::round_id_not_increasing, "open round 1 after 7", open(1));
   refused(EngineError::unknown_table, "re-base of an unknown table", rebase("r1", "NOPE", 1));
-  refused(EngineError::invalid_argument, "re-base without a reason", rebase("r1", "T", 1, ""));
-  refused(EngineError::invalid_argument, "re-base with a blank reason",
+  refused(EngineError::reason_missing, "re-base without a reason", rebase("r1", "T", 1, ""));
+  refused(EngineError::reason_missing, "re-base with a blank reason",
           rebase("r1", "T", 1, " \t\n"));
-  refused(EngineError::invalid_argument, "re-base with a reason over 512 bytes",
+  refused(EngineError::reason_invalid, "re-base with a reason over 512 bytes",
           rebase("r1", "T", 1, std::string(513, 'x')));
-  refused(EngineError::invalid_argument, "re-base without a request id", rebase("", "T", 1));
-  refused(EngineError::invalid_argument, "re-base with a 65-byte request id",
+  refused(EngineError::request_id_invalid, "re-base without a request id", rebase("", "T", 1));
+  refused(EngineError::request_id_invalid, "re-base with a 65-byte request id",
           rebase(std::string(65, 'r'), "T", 1));
-  refused(EngineError::invalid_argument, "re-base to round 0", rebase("r1", "T", 0));
-  refused(EngineError::invalid_argument, "re-base to round 2^63",
+  refused(EngineError::round_id_out_of_range, "re-base to round 0", rebase("r1", "T", 0));
+  refused(EngineError::round_id_out_of_range, "re-base to round 2^63",
           rebase("r1", "T", std::uint64_t{1} << 63));
 
   const RoundCounterRebaseRecord first =

@@ -340,7 +340,7 @@ TEST(KeyedHands, EveryRowOfEveryPaytableKeyedAsPrintedSettlesAsThatRow) {
         auto answer = engine.settle_round(settle, records);
         if (row.hand == HandEvent::must_hit_by) {
           ASSERT_FALSE(answer.ok());
-          EXPECT_EQ(answer.error().code, EngineError::invalid_argument);
+          EXPECT_EQ(answer.error().code, EngineError::keyed_hand_not_a_hand);
           EXPECT_NE(answer.error().message.find("is not a hand: a Must-Hit-By level is won by the "
                                                 "draw at the lock"),
                     std::string::npos)
@@ -383,7 +383,7 @@ TEST(KeyedHands, AKeyedTextThatIsNoRowIsRefusedEchoingAShortPrefix) {
     auto answer =
         engine.settle_round({TableId("T"), RoundId(1), {{1, {}, keyed}}, {}, {}}, records);
     ASSERT_FALSE(answer.ok()) << keyed;
-    EXPECT_EQ(answer.error().code, EngineError::invalid_argument);
+    EXPECT_EQ(answer.error().code, EngineError::keyed_hand_unknown);
     EXPECT_NE(answer.error().message.find("is no row of the table's paytables"), std::string::npos);
     EXPECT_LT(answer.error().message.size(), 200U) << answer.error().message;
     EXPECT_TRUE(records.transfers.empty() && records.hands.empty());
