@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "journal/name.h"
 #include "meters/hidden_trigger.h"
 #include "meters/ids.h"
 #include "meters/ledger.h"
 #include "meters/money.h"
-#include "journal/name.h"
 
 namespace jackpot {
 

@@ -46,6 +46,7 @@ StatusCode status_code(EngineError error) {
     case EngineError::already_approved:
     case EngineError::ledger_refused:
     case EngineError::report_end_unobserved:
+    case EngineError::balances_disagree:
       return StatusCode::FAILED_PRECONDITION;
     case EngineError::link_unavailable:
     case EngineError::database_unavailable:
@@ -865,9 +866,7 @@ class AdminServiceImpl final : public AdminServiceBase {
     if (request->status() != pb::LINK_STATUS_OPEN && request->status() != pb::LINK_STATUS_CLOSED) {
       return Status(StatusCode::INVALID_ARGUMENT, "a link can be set OPEN or CLOSED");
     }
-    if (request->reason().empty()) {
-      return Status(StatusCode::INVALID_ARGUMENT, "a status change needs a reason");
-    }
+    // An empty or blank reason is the engine's refusal (reason_missing), like every other.
     const LinkStatus wanted =
         request->status() == pb::LINK_STATUS_OPEN ? LinkStatus::open : LinkStatus::closed;
     const auto changed = host_.change_status([&](Engine& engine, Records& records) {

@@ -499,7 +499,7 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
                              guard && guard->fired() ? guard->reason() : error.what());
   } catch (const storage::SnapshotMismatch& error) {
     // The snapshot path itself does not hold together: the daemon's own words, naming the link.
-    return EngineFailure{EngineError::ledger_refused, error.what()};
+    return EngineFailure{EngineError::balances_disagree, error.what()};
   } catch (const std::exception& error) {
     // Anything else (a libpqxx conversion or usage error, ...): library text stays in the log.
     return ledger_unreadable("the balance audit", error.what());

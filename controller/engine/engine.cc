@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 
 #include "controller/engine/engine_codec.h"
 #include "controller/engine/request_canonical.h"
@@ -23,6 +24,11 @@ const Name kMustHitBy("Must-Hit-By");
 
 EngineFailure failure(EngineError code, std::string message) {
   return EngineFailure{code, std::move(message)};
+}
+
+// A card list's refusal: a card twice is dealt twice, anything else is no card.
+EngineError card_refusal(const CardError& error) {
+  return error.duplicate ? EngineError::card_dealt_twice : EngineError::card_invalid;
 }
 
 // A refusal whose status is INVALID_ARGUMENT, by its name.
@@ -319,6 +325,8 @@ std::string_view to_string(EngineError error) {
       return "database_unavailable";
     case EngineError::report_end_unobserved:
       return "report_end_unobserved";
+    case EngineError::balances_disagree:
+      return "balances_disagree";
     case EngineError::round_id_out_of_range:
       return "round_id_out_of_range";
     case EngineError::request_id_invalid:
@@ -661,8 +669,6 @@ std::vector<LinkId> Engine::links_of_table(const TableId& table) const {
   return ids;
 }
 
-namespace {}  // namespace
-
 void Engine::add_levels(const LinkState& state, std::vector<LevelMeterView>& views) {
   const Link& link = state.link;
   for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
@@ -861,22 +867,21 @@ std::vector<Payout> Engine::pending_payouts() const {
 }
 
 std::optional<std::string> Engine::check_invariants() const {
+  std::unordered_map<std::string, std::int64_t> pending;  // By link: one pass over the payouts.
+  for (const auto& [id, payout] : payouts_) {
+    if (payout.state == PayoutState::pending)
+      pending[payout.link.value()] += payout.amount.micros();
+  }
   for (const auto& state : links_) {
-    if (auto broken = state->link.check_invariants()) {
-      return "link '" + state->settings.meters.id.value() + "': " + *broken;
-    }
-    std::int64_t pending = 0;
-    for (const auto& [id, payout] : payouts_) {
-      if (payout.link == state->settings.meters.id && payout.state == PayoutState::pending) {
-        pending += payout.amount.micros();
-      }
-    }
+    const std::string& link = state->settings.meters.id.value();
+    if (auto broken = state->link.check_invariants()) return "link '" + link + "': " + *broken;
+    const auto found = pending.find(link);
+    const std::int64_t owed = found == pending.end() ? 0 : found->second;
     const Money payable =
         state->link.ledger().balance(AccountRef::link(AccountKind::awards_payable));
-    if (payable.micros() != pending) {
-      return "link '" + state->settings.meters.id.value() + "': awards_payable " +
-             payable.to_string() + " differs from the pending payouts " +
-             Money::from_micros(pending).to_string();
+    if (payable.micros() != owed) {
+      return "link '" + link + "': awards_payable " + payable.to_string() +
+             " differs from the pending payouts " + Money::from_micros(owed).to_string();
     }
   }
   return std::nullopt;
@@ -1336,8 +1341,9 @@ std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts,
       card = *parsed;
     }
     if (seen & card_bit(*card)) {
-      return CardError{"cards of seat " + std::to_string(seat) + ": " + to_string(*card) +
-                       " appears twice"};
+      return CardError{
+          "cards of seat " + std::to_string(seat) + ": " + to_string(*card) + " appears twice",
+          true};
     }
     seen |= card_bit(*card);
     if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
@@ -1451,11 +1457,11 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   CardMask board_mask = 0;
   CardMask link_cards_mask = 0;
   if (auto error = parse_cards_into(request.board, "board", *board, &board_mask)) {
-    return invalid(EngineError::card_invalid, error->message);
+    return invalid(card_refusal(*error), error->message);
   }
   if (auto error =
           parse_cards_into(request.link_cards, "link cards", *link_cards, &link_cards_mask)) {
-    return invalid(EngineError::card_invalid, error->message);
+    return invalid(card_refusal(*error), error->message);
   }
   if (any_cards && board->size() != counts.board_cards) {
     return invalid(EngineError::card_count_wrong,
@@ -1486,7 +1492,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     if (hand == nullptr || hand->keyed_hand) continue;
     SeatHand& cards = seat_cards[seat];
     if (auto error = parse_seat_cards(hand->cards, seat, cards))
-      return invalid(EngineError::card_invalid, error->message);
+      return invalid(card_refusal(*error), error->message);
     if (cards.count != counts.seat_cards) {
       return invalid(EngineError::card_count_wrong, "seat " + std::to_string(seat) + " needs " +
                                                         std::to_string(counts.seat_cards) +

@@ -39,6 +39,7 @@ enum class EngineError : std::uint8_t {
   ledger_refused,                // FAILED_PRECONDITION: a meter would go below zero or overflow.
   database_unavailable,          // UNAVAILABLE: a report could not read the journal now; retry.
   report_end_unobserved,  // FAILED_PRECONDITION: no balance snapshot at or before a report's end.
+  balances_disagree,  // FAILED_PRECONDITION: the balance audit found snapshots that do not agree.
   // INVALID_ARGUMENT, each its own name:
   round_id_out_of_range,  // A round id 0 or above 2^63-1.
   request_id_invalid,     // A request id empty, too long or with NUL characters.
@@ -58,9 +59,9 @@ enum class EngineError : std::uint8_t {
   hand_ambiguous,         // A seat with both or neither of cards and a keyed hand.
   hand_missing,           // A wagering seat without a hand.
   link_cards_unexpected,  // Link cards at a table none of whose links draws them.
-  card_invalid,           // Text that is not a card, or a card twice in one list.
+  card_invalid,           // Text that is not a card.
   card_count_wrong,       // Not the game's number of cards (a seat's, the board, link cards).
-  card_dealt_twice,       // One card in two places (seats, board, link cards).
+  card_dealt_twice,       // One card twice: in one list, or in two (seats, board, link cards).
   keyed_hand_unknown,     // A keyed hand that names no row of the table's paytables.
   keyed_hand_not_a_hand,  // A keyed hand naming the Must-Hit-By row (won by the lock's draw).
 };

@@ -60,7 +60,7 @@ std::optional<CardError> parse_cards_into(std::span<const std::string> texts, st
       card = *parsed;
     }
     if (seen & card_bit(*card)) {
-      return CardError{std::string(what) + ": " + to_string(*card) + " appears twice"};
+      return CardError{std::string(what) + ": " + to_string(*card) + " appears twice", true};
     }
     seen |= card_bit(*card);
     cards[i] = *card;

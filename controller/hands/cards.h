@@ -34,6 +34,7 @@ constexpr CardMask card_bit(Card card) { return CardMask{1} << (16 * card.suit +
 // Why cards were refused; the message names the card and its position.
 struct CardError {
   std::string message;
+  bool duplicate = false;  // A card that appears twice, rather than text that is no card.
 };
 
 // Parses "As", "td", "10h", "KC": rank 2-9, T or 10, J, Q, K, A and suit s, h, d, c, in any case.

@@ -1,4 +1,4 @@
--- The durable record of everything the round engine decides (controller/engine/engine_types.h
+-- The durable record of everything the round engine decides (controller/engine_types.h
 -- Records): the double-entry transfers of every link, rounds and their phases, wagers, evaluated
 -- hands, every random draw, payouts and their state changes, and the floor each start ran.
 -- Append-only where the domain says so; constraints make corrupt rows impossible where SQL can.

@@ -396,7 +396,7 @@ TEST_F(TableServiceEndToEnd, RefusesBadRequestsWithTheRightStatus) {
   pb::SettleRoundResponse result;
   const auto duplicate = call(&pb::TableService::Stub::SettleRound, settle, &result);
   EXPECT_EQ(duplicate.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(duplicate.error_message(), "card_invalid: cards of seat 1: As appears twice");
+  EXPECT_EQ(duplicate.error_message(), "card_dealt_twice: cards of seat 1: As appears twice");
   EXPECT_EQ(meter_micros(), before + 300'000);
 }
 

@@ -3,7 +3,7 @@
 // The simulation's durability: an in-memory journal of every committed command's records that
 // fails, loses answers and crashes where the simulation tells it to, and rebuilds the engine from
 // what it committed the way storage/state_loader.cc and PostgresDurability::rebuild do from
-// PostgreSQL, so that the simulation exercises the real recovery (controller/recovery.*,
+// PostgreSQL, so that the simulation exercises the real recovery (controller/durability/recovery.*,
 // Engine::restore).
 
 #include <atomic>

@@ -1669,7 +1669,7 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   {
     auto seats = good_seats();
     seats[0].cards = {"Ah", "Ah"};
-    add(EngineError::card_invalid, "a duplicate card within a seat", seats, board);
+    add(EngineError::card_dealt_twice, "a duplicate card within a seat", seats, board);
   }
   {
     auto seats = good_seats();
@@ -1694,7 +1694,7 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
   add(EngineError::card_count_wrong, "a four-card board", good_seats(), {"2h", "7s", "9d", "Jc"});
   add(EngineError::card_count_wrong, "a six-card board", good_seats(),
       {"2h", "7s", "9d", "Jc", "Ks", "Ah"});
-  add(EngineError::card_invalid, "a board with a duplicate", good_seats(),
+  add(EngineError::card_dealt_twice, "a board with a duplicate", good_seats(),
       {"2h", "7s", "9d", "Jc", "2h"});
   {
     auto seats = good_seats();
