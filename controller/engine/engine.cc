@@ -1944,18 +1944,22 @@ Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
 
 // ---- Payouts --------------------------------------------------------------------------------
 
+Result<Payout*, EngineFailure> Engine::pending_payout(PayoutId id) {
+  const auto it = payouts_.find(id.value());
+  if (it != payouts_.end()) return &it->second;
+  // Ids are handed out in order: a known id that is not pending was paid or rejected.
+  if (id.value() >= 1 && id.value() <= last_payout_id_) {
+    return failure(EngineError::payout_not_pending,
+                   "payout " + std::to_string(id.value()) + " was already paid or rejected");
+  }
+  return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
+}
+
 Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::string& supervisor,
                                                      Records& out) {
-  const auto it = payouts_.find(id.value());
-  if (it == payouts_.end()) {
-    // Ids are handed out in order: a known id that is not pending was paid or rejected.
-    if (id.value() >= 1 && id.value() <= last_payout_id_) {
-      return failure(EngineError::payout_not_pending,
-                     "payout " + std::to_string(id.value()) + " was already paid or rejected");
-    }
-    return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
-  }
-  Payout& payout = it->second;
+  auto found = pending_payout(id);
+  if (!found) return found.error();
+  Payout& payout = **found;
   if (supervisor.empty())
     return invalid(EngineError::requester_missing, "an approval needs the supervisor's name");
   if (has_nul(supervisor))
@@ -1988,7 +1992,7 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
   out.payouts.push_back(payout);
   Payout answer = payout;
   if (answer.state == PayoutState::paid) {
-    payouts_.erase(it);
+    payouts_.erase(id.value());
     award_transfers_.erase(id.value());
   }
   return answer;
@@ -1996,16 +2000,9 @@ Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::str
 
 Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::string& supervisor,
                                                     const std::string& reason, Records& out) {
-  const auto it = payouts_.find(id.value());
-  if (it == payouts_.end()) {
-    // Ids are handed out in order: a known id that is not pending was paid or rejected.
-    if (id.value() >= 1 && id.value() <= last_payout_id_) {
-      return failure(EngineError::payout_not_pending,
-                     "payout " + std::to_string(id.value()) + " was already paid or rejected");
-    }
-    return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
-  }
-  Payout& payout = it->second;
+  auto found = pending_payout(id);
+  if (!found) return found.error();
+  Payout& payout = **found;
   if (supervisor.empty())
     return invalid(EngineError::requester_missing, "a rejection needs the supervisor's name");
   if (has_nul(supervisor) || has_nul(reason)) {
@@ -2036,7 +2033,7 @@ Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::stri
   payout.rejected_reason = reason;
   out.payouts.push_back(payout);
   Payout answer = std::move(payout);
-  payouts_.erase(it);
+  payouts_.erase(id.value());
   award_transfers_.erase(id.value());
   return answer;
 }

@@ -126,6 +126,8 @@ class Engine {
   Result<std::pair<TableState*, RoundState*>, EngineFailure> find_round(const TableId& table,
                                                                         RoundId round);
   LinkState* find_link(const LinkId& id);
+  // A payout that waits for a supervisor, or why there is none (unknown, or already decided).
+  Result<Payout*, EngineFailure> pending_payout(PayoutId id);
   // The levels of one link as answers show them, appended to `views`.
   static void add_levels(const LinkState& state, std::vector<LevelMeterView>& views);
   void meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const;
