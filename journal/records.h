@@ -77,37 +77,11 @@ struct WagerRecord {
   std::int64_t units = 0;
 };
 
-// A hand's cards as evaluated, e.g. "As Kd | 2c 3c 4c 5c 6c", held inline: no game deals a seat
-// more than seven cards (22 characters), so a settlement's hand records allocate nothing.
-class CardsText {
- public:
-  static constexpr std::size_t kCapacity = 39;
-  // Appends `text`; false, and nothing appended, when it would not fit.
-  bool append(std::string_view text) {
-    if (text.size() > kCapacity - size_) return false;
-    text.copy(chars_.data() + size_, text.size());
-    size_ = static_cast<std::uint8_t>(size_ + text.size());
-    return true;
-  }
-  // Replaces the text in place: `write` gets room for kCapacity characters and returns how many
-  // it wrote.
-  template <typename Write>
-  void write_in_place(Write write) {
-    size_ = static_cast<std::uint8_t>(write(chars_.data()));
-  }
-  std::string_view view() const { return {chars_.data(), size_}; }
-  friend bool operator==(const CardsText& a, const CardsText& b) { return a.view() == b.view(); }
-
- private:
-  std::array<char, kCapacity> chars_{};
-  std::uint8_t size_ = 0;
-};
-
 struct HandRecord {
   std::uint64_t round_key = 0;
   std::uint32_t seat = 0;
   Name link;
-  CardsText cards;  // Empty when keyed.
+  std::string cards;  // "As Kd | 2c 3c 4c 5c 6c"; empty when keyed.
   bool dealer_keyed = false;
   Name hand;  // The row's label, or empty.
 };

@@ -14,12 +14,6 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
   Result(E error) : state_(std::in_place_index<1>, error) {}             // NOLINT: implicit
-  // The value made in place from `args`, for values that cost to move: a function builds its
-  // answer in the Result it returns (see filling()).
-  template <typename... A>
-  explicit Result(std::in_place_t, A&&... args)
-      : state_(std::in_place_index<0>, std::forward<A>(args)...) {}
-
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
@@ -27,16 +21,16 @@ class [[nodiscard]] Result {
     JACKPOT_INVARIANT(ok(), "value() of a failed Result");
     return std::get<0>(state_);
   }
+  T& value() & {
+    JACKPOT_INVARIANT(ok(), "value() of a failed Result");
+    return std::get<0>(state_);
+  }
   T&& value() && {
     JACKPOT_INVARIANT(ok(), "value() of a failed Result");
     return std::get<0>(std::move(state_));
   }
-  // The value of a Result made in place, for its maker to fill in before returning it.
-  T& filling() & {
-    JACKPOT_INVARIANT(ok(), "filling() of a failed Result");
-    return std::get<0>(state_);
-  }
   const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
   const T* operator->() const { return &value(); }
 
   E error() const {

@@ -518,7 +518,7 @@ void BatchRows::add(const Records& records) {
   }
   for (const HandRecord& hand : records.hands) {
     hands_->add(static_cast<std::int64_t>(hand.round_key), static_cast<std::int64_t>(hand.seat),
-                hand.link, hand.cards.view(), hand.dealer_keyed, hand.hand);
+                hand.link, hand.cards, hand.dealer_keyed, hand.hand);
   }
   for (const DrawRecord& draw : records.draws) {
     std::optional<std::int64_t> point;

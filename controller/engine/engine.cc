@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
+#include <bitset>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <unordered_map>
 
+#include "controller/engine/award_rules.h"
 #include "controller/engine/engine_codec.h"
 #include "controller/engine/request_canonical.h"
 #include "controller/engine/round_counter.h"
@@ -129,92 +131,6 @@ bool selection_fits(const std::vector<std::pair<std::size_t, std::uint32_t>>& se
   }
   return true;
 }
-
-// amount × numerator / denominator, floored to the cent (the tray pays whole cents); nothing
-// when it leaves the int64 range.
-std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator) {
-  const auto scaled = amount.times_fraction_floor(numerator.micros(), denominator.micros());
-  if (!scaled) return std::nullopt;
-  return scaled->floor_to_cent();
-}
-
-// " As", " Kd", ...: each card's letters after a space, by rank * 4 + suit ('?' past the ace).
-constexpr auto kSpacedCards = [] {
-  std::array<std::array<char, 3>, 64> cards{};
-  for (std::uint8_t rank = 0; rank < 16; ++rank) {
-    for (std::uint8_t suit = 0; suit < 4; ++suit) {
-      cards[rank * 4U + suit] = {' ', rank_letter(Card{rank, suit}),
-                                 suit_letter(static_cast<Suit>(suit))};
-    }
-  }
-  return cards;
-}();
-
-// "As Kd | 2c 3c 4c 5c 6c": the seat's own cards, then the community cards it played with.
-// check_cards() holds every seat to its rule's counts, seven cards at most: 22 characters.
-void write_cards_text(std::span<const Card> pocket, std::span<const Card> community,
-                      CardsText& into) {
-  static_assert(3 * 7 + 1 <= CardsText::kCapacity, "seven cards and the bar fit a hand record");
-  const std::size_t length = (pocket.empty() ? 0 : 3 * pocket.size() - 1) +
-                             (community.empty() ? 0 : 2 + 3 * community.size());
-  JACKPOT_INVARIANT(length <= CardsText::kCapacity, "a seat's cards fit its hand record");
-  into.write_in_place([&](char* text) {
-    const auto spaced = [](Card card) {
-      return kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data();
-    };
-    std::size_t size = 0;
-    if (!pocket.empty()) {
-      std::memcpy(text, spaced(pocket.front()) + 1, 2);  // No space before the first card.
-      size = 2;
-    }
-    for (const Card card : pocket.subspan(pocket.empty() ? 0 : 1)) {
-      std::memcpy(text + size, spaced(card), 3);
-      size += 3;
-    }
-    if (!community.empty()) {
-      text[size++] = ' ';
-      text[size++] = '|';
-    }
-    for (const Card card : community) {
-      std::memcpy(text + size, spaced(card), 3);
-      size += 3;
-    }
-    return size;
-  });
-}
-
-// Every seat's cards text on one link, from a template made once per link and round: the
-// community cards are the same for every seat and each seat has the same number of its own cards
-// (the link's rule), so a seat's text is the template with its own cards' letters written over
-// the first ones.
-class LinkCardsText {
- public:
-  // `pocket_count` cards of the seat's own and the community cards, as write_cards_text() lays
-  // them out.
-  LinkCardsText(std::size_t pocket_count, std::span<const Card> community)
-      : pocket_count_(pocket_count) {
-    const std::array<Card, 7> placeholders{};
-    JACKPOT_INVARIANT(pocket_count <= placeholders.size(), "a seat holds seven cards at most");
-    write_cards_text(std::span<const Card>(placeholders).first(pocket_count), community, template_);
-  }
-  // The seat's text; `pocket` has the link's count of cards.
-  void write(std::span<const Card> pocket, CardsText& into) const {
-    JACKPOT_INVARIANT(pocket.size() == pocket_count_, "a seat's cards fit the link's template");
-    into = template_;
-    into.write_in_place([&](char* text) {
-      for (std::size_t i = 0; i < pocket.size(); ++i) {
-        const Card card = pocket[i];
-        std::memcpy(text + 3 * i,
-                    kSpacedCards[(card.rank & 15U) * 4U + (card.suit & 3U)].data() + 1, 2);
-      }
-      return template_.view().size();
-    });
-  }
-
- private:
-  std::size_t pocket_count_;
-  CardsText template_;
-};
 
 // Why a table's OPEN or LOCKED round, kept across a restart, cannot go on under the table's
 // settings and paytables on the floor now (docs/architecture.md §7b), or nothing. `paytables`
@@ -1094,19 +1010,11 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                    round_name(request.table, request.round) + " is not OPEN");
   }
 
-  // Validate every wager before anything changes.
-  LockScratch& scratch = lock_scratch_;
-  // Filled here and swapped into the round at the end: the round's own are empty (open_round).
-  auto& wagers = scratch.wagers;
-  wagers.resize(table.links.size());
-  for (auto& link_wagers : wagers) {
-    link_wagers.clear();
-    link_wagers.reserve(std::min<std::size_t>(request.wagers.size(), table.settings.seats));
-  }
-  auto& units_per_link = scratch.units_per_link;
-  units_per_link.assign(table.links.size(), 0);
-  auto& seats_seen = scratch.seats_seen;  // One bit per seat.
-  seats_seen.assign(table.links.size(), 0);
+  // Validate every wager before anything changes. Per link of the table: its wagers, their
+  // units and the seats that wagered on it.
+  std::vector<std::vector<RoundSnapshot::SeatWager>> wagers(table.links.size());
+  std::vector<std::int64_t> units_per_link(table.links.size(), 0);
+  std::vector<std::bitset<kMaxSeats + 1>> seats_seen(table.links.size());
   for (const WagerRequest& wager : request.wagers) {
     const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
     if (wager.seat < 1 || wager.seat > table.settings.seats) {
@@ -1123,11 +1031,11 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                                                        " does not play link " +
                                                        quote_prefix(wager.link.value()));
     }
-    if (seats_seen[index] & (1U << wager.seat)) {
+    if (seats_seen[index][wager.seat]) {
       return invalid(EngineError::wager_repeated,
                      seat() + " wagers twice on link " + quote_prefix(wager.link.value()));
     }
-    seats_seen[index] |= 1U << wager.seat;
+    seats_seen[index][wager.seat] = true;
     const LinkState& link = *table.links[index].link;
     if (link.status != LinkStatus::open) {
       return failure(link.status == LinkStatus::closed ? EngineError::link_closed
@@ -1158,11 +1066,8 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
   }
 
   // Contributions on every link, all or nothing.
-  auto& checkpoints = scratch.checkpoints;
-  checkpoints.clear();
-  auto& results = scratch.results;
-  results.clear();  // Emptied and made anew: cheaper than assigning each an empty result.
-  results.resize(table.links.size());
+  std::vector<Link::Checkpoint> checkpoints;
+  std::vector<ContributionResult> results(table.links.size());
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     LinkState& link = *table.links[i].link;
     link.scratch.clear();
@@ -1180,206 +1085,329 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     results[i] = std::move(contributed).value();
   }
 
-  // From here on nothing can fail. The answer is made in the Result the caller receives: the
-  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
-  // ~120 instructions a command).
+  // From here on nothing can fail.
   const std::int64_t now = clock_.now_us();
-  return [&]() -> Result<LockWagersAnswer, EngineFailure> {
-    Result<LockWagersAnswer, EngineFailure> made(std::in_place, request.table, request.round);
-    LockWagersAnswer& answer = made.filling();
-    for (std::size_t i = 0; i < table.links.size(); ++i) {
-      LinkState& link = *table.links[i].link;
-      const LinkId& link_id = link.settings.meters.id;
-      // Tables usually send their wagers by seat already: then the check is all it costs.
-      const auto by_seat = [](const auto& a, const auto& b) { return a.seat < b.seat; };
-      if (!std::is_sorted(wagers[i].begin(), wagers[i].end(), by_seat)) {
-        std::sort(wagers[i].begin(), wagers[i].end(), by_seat);
-      }
-      for (const auto& wager : wagers[i]) {
-        out.wagers.emplace_back(round->key, wager.seat, link.name,
-                                *link.settings.meters.base_wager.times(wager.units), wager.units);
-      }
-      round->contributions[i].reserve(link.scratch.size());
-      for (const Transfer& transfer : link.scratch) {
-        out.transfers.emplace_back(link.name, transfer);
-        if (transfer.kind == TransferKind::contribution ||
-            transfer.kind == TransferKind::overflow) {
-          round->contributions[i].push_back(transfer);
-        }
-      }
-      for (const MustHitByHit& hit : results[i].hits) {
-        // The winner: uniformly (or by wager) among the round's wagering seats on this link.
-        std::vector<std::uint64_t> seats;
-        std::vector<std::uint32_t> weights;
-        for (const auto& wager : wagers[i]) {
-          seats.push_back(wager.seat);
-          weights.push_back(
-              static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
-        }
-        const bool weighted = link.settings.must_hit_by_weighted_by_wager;
-        const std::size_t winner =
-            weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
-        const std::uint64_t draw_id = next_draw_id();
-        out.draws.push_back(
-            {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
-             "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
-             "seat=" + std::to_string(seats[winner]), std::nullopt, now});
-        if (hit.next) {
-          out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
-                               DrawKind::hidden_trigger,
-                               "above=" + hit.next->range_above.to_string() +
-                                   " up_to=" + hit.next->range_up_to.to_string(),
-                               "committed " + to_hex(hit.next->commitment), hit.next, now});
-        }
-        Transfer award;
-        for (const Transfer& transfer : link.scratch) {
-          if (transfer.id == hit.award) award = transfer;
-        }
-        // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
-        const auto seat = static_cast<std::uint32_t>(seats[winner]);
-        const PayoutId payout_id(++last_payout_id_);
-        Payout payout{payout_id,
-                      request.table,
-                      request.round,
-                      seat,
-                      link_id,
-                      AwardKind::must_hit_by,
-                      hit.level,
-                      kMustHitBy,
-                      hit.amount,
-                      PayoutState::pending,
-                      1,
-                      {},
-                      {},
-                      award.id,
-                      now,
-                      {}};
-        payout.epoch = round->epoch;
-        if (hit.amount < link.settings.approval_threshold) {
-          std::vector<Transfer> paid_now;
-          const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
-          JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
-          for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
-          payout.state = PayoutState::paid;
-          payout.approvals_required = 0;
-        } else if (link.settings.dual_approval_threshold &&
-                   hit.amount > *link.settings.dual_approval_threshold) {
-          payout.approvals_required = 2;
-        }
-        out.payouts.push_back(payout);
-        if (payout.state == PayoutState::pending) {
-          award_transfers_[payout_id.value()] = award;
-          payouts_[payout_id.value()] = payout;
-        }
-        round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
-        out.hits.push_back(
-            {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
-        answer.must_hit_by_hits.push_back({link_id, hit.level,
-                                           static_cast<std::uint32_t>(seats[winner]), hit.amount,
-                                           draw_id, payout.state});
-      }
-      if (!results[i].hits.empty()) note_awards(table, link);
-      link.scratch.clear();
+  LockWagersAnswer answer{request.table, request.round, {}, {}};
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    const LinkId& link_id = link.settings.meters.id;
+    std::sort(wagers[i].begin(), wagers[i].end(),
+              [](const auto& a, const auto& b) { return a.seat < b.seat; });
+    for (const auto& wager : wagers[i]) {
+      out.wagers.emplace_back(round->key, wager.seat, link.name,
+                              *link.settings.meters.base_wager.times(wager.units), wager.units);
     }
-    round->wagers.swap(wagers);
-    round->phase = RoundPhase::locked;
-    meters_of_table(table, answer.meters);
-    keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
-    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
-    return made;
-  }();
+    round->contributions[i].reserve(link.scratch.size());
+    for (const Transfer& transfer : link.scratch) {
+      out.transfers.emplace_back(link.name, transfer);
+      if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
+        round->contributions[i].push_back(transfer);
+      }
+    }
+    for (const MustHitByHit& hit : results[i].hits) {
+      // The winner: uniformly (or by wager) among the round's wagering seats on this link.
+      std::vector<std::uint64_t> seats;
+      std::vector<std::uint32_t> weights;
+      for (const auto& wager : wagers[i]) {
+        seats.push_back(wager.seat);
+        weights.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+      }
+      const bool weighted = link.settings.must_hit_by_weighted_by_wager;
+      const std::size_t winner =
+          weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
+      const std::uint64_t draw_id = next_draw_id();
+      out.draws.push_back(
+          {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
+           "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
+           "seat=" + std::to_string(seats[winner]), std::nullopt, now});
+      if (hit.next) {
+        out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
+                             DrawKind::hidden_trigger,
+                             "above=" + hit.next->range_above.to_string() +
+                                 " up_to=" + hit.next->range_up_to.to_string(),
+                             "committed " + to_hex(hit.next->commitment), hit.next, now});
+      }
+      Transfer award;
+      for (const Transfer& transfer : link.scratch) {
+        if (transfer.id == hit.award) award = transfer;
+      }
+      // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
+      const auto seat = static_cast<std::uint32_t>(seats[winner]);
+      const PayoutId payout_id(++last_payout_id_);
+      Payout payout{payout_id,
+                    request.table,
+                    request.round,
+                    seat,
+                    link_id,
+                    AwardKind::must_hit_by,
+                    hit.level,
+                    kMustHitBy,
+                    hit.amount,
+                    PayoutState::pending,
+                    1,
+                    {},
+                    {},
+                    award.id,
+                    now,
+                    {}};
+      payout.epoch = round->epoch;
+      if (hit.amount < link.settings.approval_threshold) {
+        std::vector<Transfer> paid_now;
+        const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
+        JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
+        for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
+        payout.state = PayoutState::paid;
+        payout.approvals_required = 0;
+      } else if (link.settings.dual_approval_threshold &&
+                 hit.amount > *link.settings.dual_approval_threshold) {
+        payout.approvals_required = 2;
+      }
+      out.payouts.push_back(payout);
+      if (payout.state == PayoutState::pending) {
+        award_transfers_[payout_id.value()] = award;
+        payouts_[payout_id.value()] = payout;
+      }
+      round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
+      out.hits.push_back(
+          {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
+      answer.must_hit_by_hits.push_back({link_id, hit.level,
+                                         static_cast<std::uint32_t>(seats[winner]), hit.amount,
+                                         draw_id, payout.state});
+    }
+    if (!results[i].hits.empty()) note_awards(table, link);
+    link.scratch.clear();
+  }
+  round->wagers = std::move(wagers);
+  round->phase = RoundPhase::locked;
+  meters_of_table(table, answer.meters);
+  keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
+  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
+  return answer;
 }
 
 // ---- SettleRound ----------------------------------------------------------------------------
+// validate (check_report) → evaluate (evaluate_link) → decide (decide_awards, award_rules.h) →
+// apply (apply_awards) → answer (answer_settlement).
+
+// What one wagering seat's hand came to on one link.
+struct SeatOutcome {
+  std::uint32_t seat = 0;
+  std::int64_t units = 0;
+  std::optional<std::size_t> row;
+  bool keyed = false;
+  std::string cards;  // As the hand record keeps them; empty when keyed.
+};
+
+// A settlement's award as applied to the meters, with its payout.
+struct AppliedAward {
+  std::size_t link_index = 0;
+  AwardDecision decision;  // Its amount as paid.
+  PayoutId payout;
+  Transfer award;  // What paying it moves.
+  Payout created;
+};
 
 namespace {
 
-// What one wagering seat's cards (or keyed hand) came to on one link.
-struct SeatOutcome {
-  std::uint32_t seat = 0;
-  std::int64_t units = 0;  // Base wagers the seat locked on the link.
-  std::optional<std::size_t> row;
-  bool keyed = false;
-  CardsText cards;
+// A seat's report, checked: its own cards, or the hand the dealer keyed.
+struct SeatReport {
+  std::vector<Card> cards;
+  std::optional<HandEvent> keyed;
 };
 
-// An award decided during settlement, waiting to become a payout.
-struct Decided {
-  std::size_t link_index = 0;
-  std::uint32_t seat = 0;
-  AwardKind kind = AwardKind::fixed;
-  std::uint32_t level = 0;
-  Name hand;  // The row's label.
-  std::uint32_t from_seat = 0;
-  Money amount;
-  Transfer award;
-  PayoutId payout;
+// A settlement's report, checked: every card valid and dealt once, every wagering seat reported.
+struct Report {
+  std::vector<Card> board;
+  std::vector<Card> link_cards;
+  std::vector<SeatReport> seats;  // By seat number (1..the table's seats).
 };
 
-// A seat's own cards: at most seven in every game, held without allocating.
-struct SeatHand {
-  std::array<Card, 7> cards{};
-  std::size_t count = 0;  // How many the table reported, which may be more than fit.
-  CardMask mask = 0;      // Every card reported.
-  std::span<const Card> view() const { return {cards.data(), std::min(count, cards.size())}; }
-};
+// "As Kd | 2c 3c 4c 5c 6c": the seat's own cards, then the community cards it played with.
+std::string cards_text(std::span<const Card> pocket, std::span<const Card> community) {
+  std::string text;
+  text.reserve(3 * (pocket.size() + community.size()) + 2);
+  const auto add = [&text](Card card) {
+    if (!text.empty()) text += ' ';
+    text += rank_letter(card);
+    text += suit_letter(static_cast<Suit>(card.suit));
+  };
+  for (const Card card : pocket) add(card);
+  if (!community.empty()) text += text.empty() ? "|" : " |";
+  for (const Card card : community) add(card);
+  return text;
+}
 
-// parse_cards() for one seat, into `cards`, without building the seat's name unless something is
-// wrong.
-std::optional<CardError> parse_seat_cards(const std::vector<std::string>& texts, std::uint32_t seat,
-                                          SeatHand& cards) {
-  cards.count = 0;
-  CardMask seen = 0;
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    std::optional<Card> card = parse_two_letter_card(texts[i]);
-    if (!card) {
-      auto parsed = parse_card(texts[i]);
-      if (!parsed) {
-        return CardError{"cards of seat " + std::to_string(seat) + ", card " +
-                         std::to_string(i + 1) + ": " + parsed.error().message};
-      }
-      card = *parsed;
+Name hand_label(const Paytable& paytable, std::optional<std::size_t> row) {
+  return row ? paytable.rows[*row].label : kNoHand;
+}
+
+std::string seat_name(std::uint32_t seat) { return "seat " + std::to_string(seat); }
+
+// Validates a settlement's report before anything is evaluated: the seats (each wagering seat
+// once, with either cards or a keyed hand), the cards (each valid, in the counts the table's game
+// deals, none dealt twice across board, link cards and seats) and the keyed hands (each a row of
+// the table's paytables, and not the Must-Hit-By row, which the lock's draw wins).
+Result<Report, EngineFailure> check_report(const SettleRoundRequest& request,
+                                           const TableSettings& table,
+                                           std::span<const Paytable* const> paytables,
+                                           bool draws_link_cards,
+                                           const std::vector<bool>& wagering) {
+  Report report;
+  report.seats.resize(table.seats + 1);
+  std::vector<const SeatHandRequest*> reported(table.seats + 1, nullptr);  // By seat number.
+  for (const SeatHandRequest& hand : request.seats) {
+    if (hand.seat < 1 || hand.seat > table.seats) {
+      return invalid(EngineError::seat_unknown,
+                     seat_name(hand.seat) + " does not exist at table " + request.table.value());
     }
-    if (seen & card_bit(*card)) {
-      return CardError{
-          "cards of seat " + std::to_string(seat) + ": " + to_string(*card) + " appears twice",
-          true};
+    if (!wagering[hand.seat])
+      return invalid(EngineError::seat_not_wagering,
+                     seat_name(hand.seat) + " did not wager this round");
+    if (reported[hand.seat] != nullptr)
+      return invalid(EngineError::seat_reported_twice, seat_name(hand.seat) + " is reported twice");
+    reported[hand.seat] = &hand;
+    if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
+      return invalid(EngineError::hand_ambiguous,
+                     seat_name(hand.seat) + ": report either the seat's cards or a keyed hand");
     }
-    seen |= card_bit(*card);
-    if (cards.count < cards.cards.size()) cards.cards[cards.count] = *card;
-    ++cards.count;
   }
-  cards.mask = seen;
-  return std::nullopt;
+  for (std::uint32_t seat = 1; seat <= table.seats; ++seat) {
+    if (wagering[seat] && reported[seat] == nullptr)
+      return invalid(EngineError::hand_missing, seat_name(seat) + " wagered but has no hand");
+  }
+  // Link cards where no link draws them would be kept as if they counted.
+  if (!request.link_cards.empty() && !draws_link_cards) {
+    return invalid(EngineError::link_cards_unexpected,
+                   "link cards sent to table " + request.table.value() + ", whose links draw none");
+  }
+
+  CardMask dealt = 0;
+  const auto deal = [&dealt](std::span<const Card> cards) -> std::optional<EngineFailure> {
+    for (const Card card : cards) {
+      if (dealt & card_bit(card))
+        return invalid(EngineError::card_dealt_twice, to_string(card) + " is dealt twice");
+      dealt |= card_bit(card);
+    }
+    return std::nullopt;
+  };
+  const auto parse = [](const std::vector<std::string>& texts, std::string_view what,
+                        std::vector<Card>& into) -> std::optional<EngineFailure> {
+    auto cards = parse_cards(texts, what);
+    if (!cards) return invalid(card_refusal(cards.error()), cards.error().message);
+    into = std::move(*cards);
+    return std::nullopt;
+  };
+  if (auto refused = parse(request.board, "board", report.board)) return *refused;
+  if (auto refused = parse(request.link_cards, "link cards", report.link_cards)) return *refused;
+  const TableCards counts = table_cards(table.game);
+  const bool any_cards =
+      std::any_of(request.seats.begin(), request.seats.end(),
+                  [](const SeatHandRequest& hand) { return !hand.cards.empty(); });
+  if (any_cards && report.board.size() != counts.board_cards) {
+    return invalid(EngineError::card_count_wrong,
+                   "the board needs " + std::to_string(counts.board_cards) + " cards, got " +
+                       std::to_string(report.board.size()));
+  }
+  if (auto refused = deal(report.board)) return *refused;
+  if (auto refused = deal(report.link_cards)) return *refused;
+  for (std::uint32_t seat = 1; seat <= table.seats; ++seat) {
+    const SeatHandRequest* hand = reported[seat];
+    if (hand == nullptr || hand->keyed_hand) continue;
+    std::vector<Card>& cards = report.seats[seat].cards;
+    if (auto refused = parse(hand->cards, "cards of " + seat_name(seat), cards)) return *refused;
+    if (cards.size() != counts.seat_cards) {
+      return invalid(EngineError::card_count_wrong,
+                     seat_name(seat) + " needs " + std::to_string(counts.seat_cards) +
+                         " cards, got " + std::to_string(cards.size()));
+    }
+    if (auto refused = deal(cards)) return *refused;
+  }
+
+  for (std::uint32_t seat = 1; seat <= table.seats; ++seat) {
+    const SeatHandRequest* hand = reported[seat];
+    if (hand == nullptr || !hand->keyed_hand) continue;
+    const auto event = keyed_event(paytables, *hand->keyed_hand);
+    if (!event) {
+      return invalid(EngineError::keyed_hand_unknown,
+                     seat_name(seat) + ": " + quote_prefix(*hand->keyed_hand) +
+                         " is no row of the table's paytables (key a row as printed, e.g. "
+                         "\"Full House\")");
+    }
+    if (*event == HandEvent::must_hit_by) {
+      return invalid(EngineError::keyed_hand_not_a_hand,
+                     seat_name(seat) + ": " + quote_prefix(*hand->keyed_hand) +
+                         " is not a hand: a Must-Hit-By level is won by the draw at the lock");
+    }
+    report.seats[seat].keyed = event;
+  }
+  return report;
+}
+
+// One link's part of the table: what its seats' hands are evaluated against.
+struct LinkHands {
+  const Paytable& paytable;
+  CommunitySource community;
+  Suit specific_suit;
+  const LinkId& link;
+};
+
+// Each wagering seat's row on one link, lowest seat first: its cards evaluated under the link's
+// rule with the community cards the link plays, or the hand the dealer keyed.
+Result<std::vector<SeatOutcome>, EngineFailure> evaluate_link(
+    const LinkHands& played, std::span<const RoundSnapshot::SeatWager> wagers,
+    const Report& report) {
+  std::span<const Card> community;
+  if (played.community == CommunitySource::board) community = report.board;
+  if (played.community == CommunitySource::flop && report.board.size() >= 3)
+    community = std::span<const Card>(report.board).first(3);
+  if (played.community == CommunitySource::link_cards) community = report.link_cards;
+  const Paytable& paytable = played.paytable;
+  const RoundContext context{played.specific_suit};
+  const CommunityCards shared = community_cards(paytable.rule, community);  // Every seat's.
+
+  std::vector<SeatOutcome> outcomes;
+  outcomes.reserve(wagers.size());
+  for (const RoundSnapshot::SeatWager& wager : wagers) {
+    const SeatReport& seat = report.seats[wager.seat];
+    SeatOutcome outcome{wager.seat, wager.units, std::nullopt, seat.keyed.has_value(), {}};
+    if (seat.keyed) {
+      outcome.row = resolve(paytable, keyed_facts(*seat.keyed, context.specific_suit), context);
+    } else {
+      const SeatCards cards{seat.cards, community};
+      if (const auto error = check_card_counts(paytable.rule, cards)) {
+        return invalid(
+            EngineError::card_count_wrong,
+            seat_name(wager.seat) + " on link '" + played.link.value() + "': " + error->message);
+      }
+      outcome.row = resolve(
+          paytable, evaluate(paytable.rule, cards.pocket, shared, paytable.facts_needed), context);
+      outcome.cards = cards_text(cards.pocket, community);
+    }
+    outcomes.push_back(std::move(outcome));
+  }
+  return outcomes;
 }
 
 // The state a Must-Hit-By hit's payout was created in, as the lock's answer recorded it; empty
 // for a lock answer kept before the codec recorded it.
 std::optional<PayoutState> hit_payout_state(const std::optional<LockWagersAnswer>& locked,
-                                            const LinkId& link, const RoundSnapshot::Hit& hit) {
+                                            const LinkId& link, std::uint32_t level) {
   if (locked) {
     for (const MustHitByHitView& view : locked->must_hit_by_hits) {
-      if (view.link == link && view.level == hit.level && view.payout_state) {
-        return view.payout_state;
-      }
+      if (view.link == link && view.level == level && view.payout_state) return view.payout_state;
     }
   }
   return std::nullopt;
 }
 
-}  // namespace
+const Transfer& posted(const std::vector<Transfer>& transfers, TransferId id) {
+  const auto found = std::find_if(transfers.begin(), transfers.end(),
+                                  [id](const Transfer& transfer) { return transfer.id == id; });
+  JACKPOT_INVARIANT(found != transfers.end(), "an award's transfer is among the posted ones");
+  return *found;
+}
 
-struct Engine::SettleScratch {
-  std::vector<Card> board;
-  std::vector<Card> link_cards;
-  std::vector<std::vector<SeatOutcome>> outcomes;  // Per link of the table.
-  std::vector<Link::Checkpoint> checkpoints;
-  std::vector<Decided> decided;
-  std::vector<Payout> created;
-  std::vector<const SeatOutcome*> outcome_at;      // By (seat, link) slot.
-  std::vector<std::size_t> position;               // By (seat, link) slot: index into the results.
-  std::array<SeatHand, kMaxSeats + 1> seat_cards;  // By seat: its own cards, when it reported them.
-};
+}  // namespace
 
 Engine::~Engine() = default;
 
@@ -1388,14 +1416,14 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   auto found = find_round(request.table, request.round);
   if (!found) return found.error();
   TableState& table = *found->first;
-  RoundState* round = found->second;
+  RoundState& round = *found->second;
   // A keyed hand is compared as the hand it names on the table's paytables: "4 of a Kind" and
   // "FOUR_OF_A_KIND" settle the same seat the same way.
   const auto settle_form = [&table](SettleRoundRequest form) {
     return canonical(std::move(form), table.paytables);
   };
   if (auto first = replay<SettleRoundAnswer>(
-          round->settled, request,
+          round.settled, request,
           [&] {
             return round_name(request.table, request.round) +
                    " was already settled with other hands";
@@ -1403,412 +1431,260 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
           settle_form)) {
     return *first;
   }
-  if (round->phase != RoundPhase::locked) {
+  if (round.phase != RoundPhase::locked) {
     return failure(EngineError::wrong_round_state,
                    round_name(request.table, request.round) + " is not LOCKED");
   }
 
-  // Which seats wagered, and what each reported: by seat number (tables have at most 20 seats).
-  std::array<bool, kMaxSeats + 1> wagering{};
-  for (const auto& link_wagers : round->wagers) {
+  // Validate.
+  std::vector<bool> wagering(table.settings.seats + 1);  // By seat number.
+  for (const auto& link_wagers : round.wagers) {
     for (const auto& wager : link_wagers) wagering[wager.seat] = true;
   }
-  std::array<const SeatHandRequest*, kMaxSeats + 1> reported{};
-  bool any_cards = false;
-  for (const SeatHandRequest& hand : request.seats) {
-    const auto seat = [&hand] { return "seat " + std::to_string(hand.seat); };
-    if (hand.seat < 1 || hand.seat > table.settings.seats) {
-      return invalid(EngineError::seat_unknown,
-                     seat() + " does not exist at table " + request.table.value());
-    }
-    if (!wagering[hand.seat])
-      return invalid(EngineError::seat_not_wagering, seat() + " did not wager this round");
-    if (reported[hand.seat] != nullptr)
-      return invalid(EngineError::seat_reported_twice, seat() + " is reported twice");
-    reported[hand.seat] = &hand;
-    if (hand.keyed_hand.has_value() == !hand.cards.empty()) {
-      return invalid(EngineError::hand_ambiguous,
-                     seat() + ": report either the seat's cards or a keyed hand");
-    }
-    any_cards = any_cards || !hand.cards.empty();
-  }
-  for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
-    if (wagering[seat] && reported[seat] == nullptr) {
-      return invalid(EngineError::hand_missing,
-                     "seat " + std::to_string(seat) + " wagered but has no hand");
-    }
-  }
+  const bool draws_link_cards = std::any_of(
+      table.links.begin(), table.links.end(),
+      [](const auto& played) { return played.community == CommunitySource::link_cards; });
+  auto report = check_report(request, table.settings, table.paytables, draws_link_cards, wagering);
+  if (!report) return report.error();
 
-  // Link cards where no link draws them would be kept as if they counted.
-  if (!request.link_cards.empty() &&
-      std::none_of(table.links.begin(), table.links.end(), [](const auto& played) {
-        return played.community == CommunitySource::link_cards;
-      })) {
-    return invalid(EngineError::link_cards_unexpected,
-                   "link cards sent to table " + request.table.value() + ", whose links draw none");
-  }
-
-  // Every card, validated and unique across seats, board and link cards.
-  const TableCards counts = table_cards(table.settings.game);
-  if (!settle_scratch_) settle_scratch_ = std::make_unique<SettleScratch>();
-  SettleScratch& scratch = *settle_scratch_;
-  std::vector<Card>* const board = &scratch.board;
-  std::vector<Card>* const link_cards = &scratch.link_cards;
-  CardMask board_mask = 0;
-  CardMask link_cards_mask = 0;
-  if (auto error = parse_cards_into(request.board, "board", *board, &board_mask)) {
-    return invalid(card_refusal(*error), error->message);
-  }
-  if (auto error =
-          parse_cards_into(request.link_cards, "link cards", *link_cards, &link_cards_mask)) {
-    return invalid(card_refusal(*error), error->message);
-  }
-  if (any_cards && board->size() != counts.board_cards) {
-    return invalid(EngineError::card_count_wrong,
-                   "the board needs " + std::to_string(counts.board_cards) + " cards, got " +
-                       std::to_string(board->size()));
-  }
-  // Each list of cards (`mask`: each a different card, as parsing made sure) is dealt with one
-  // test of the masks; only when a card was dealt already are the cards walked, to name the first.
-  CardMask dealt = 0;
-  const auto dealt_twice = [&dealt](std::span<const Card> cards) {
-    for (const Card card : cards) {
-      if (dealt & card_bit(card))
-        return invalid(EngineError::card_dealt_twice, to_string(card) + " is dealt twice");
-    }
-    JACKPOT_INVARIANT(false, "a card dealt twice is among the cards");
-  };
-  if (dealt & board_mask) [[unlikely]]
-    return dealt_twice(*board);
-  dealt |= board_mask;
-  if (dealt & link_cards_mask) [[unlikely]]
-    return dealt_twice(*link_cards);
-  dealt |= link_cards_mask;
-  // Kept from settlement to settlement, not made afresh (zeroing every seat's cost ~90
-  // instructions): only the reported seats' are read below, each parsed just now.
-  auto& seat_cards = scratch.seat_cards;
-  for (std::uint32_t seat = 1; seat <= table.settings.seats; ++seat) {
-    const SeatHandRequest* hand = reported[seat];
-    if (hand == nullptr || hand->keyed_hand) continue;
-    SeatHand& cards = seat_cards[seat];
-    if (auto error = parse_seat_cards(hand->cards, seat, cards))
-      return invalid(card_refusal(*error), error->message);
-    if (cards.count != counts.seat_cards) {
-      return invalid(EngineError::card_count_wrong, "seat " + std::to_string(seat) + " needs " +
-                                                        std::to_string(counts.seat_cards) +
-                                                        " cards, got " +
-                                                        std::to_string(cards.count));
-    }
-    if (dealt & cards.mask) [[unlikely]]
-      return dealt_twice(cards.view());
-    dealt |= cards.mask;
-  }
-
-  // Each wagering seat's row on each link.
-  auto& outcomes = scratch.outcomes;
-  outcomes.resize(table.links.size());
-  for (auto& link_outcomes : outcomes) link_outcomes.clear();
+  // Evaluate.
+  std::vector<std::vector<SeatOutcome>> outcomes;
   for (std::size_t i = 0; i < table.links.size(); ++i) {
-    outcomes[i].reserve(round->wagers[i].size());
     const auto& played = table.links[i];
-    const Paytable& paytable = *played.paytable;
-    std::span<const Card> community;
-    CardMask community_mask = 0;  // Taken from parsing where it can be.
-    if (played.community == CommunitySource::board) {
-      community = *board;
-      community_mask = board_mask;
-    }
-    if (played.community == CommunitySource::flop && board->size() >= 3) {
-      community = std::span<const Card>(*board).first(3);
-      community_mask = mask_of(community);
-    }
-    if (played.community == CommunitySource::link_cards) {
-      community = *link_cards;
-      community_mask = link_cards_mask;
-    }
-    const RoundContext context{played.link->settings.suit_specific};
-    const CommunityCards shared =
-        community_cards(paytable.rule, community, community_mask);  // Every seat's.
-    // The rule's card counts, checked here for every seat at once; check_card_counts() says
-    // what is wrong when a seat's are not right.
-    const CardCounts needed = card_counts(paytable.rule);
-    const bool community_counts = community.size() == needed.community;
-    std::optional<LinkCardsText> cards_text;
-    if (community_counts) cards_text.emplace(needed.pocket, community);
-    for (const auto& wager : round->wagers[i]) {
-      const SeatHandRequest& hand = *reported[wager.seat];
-      SeatOutcome outcome{wager.seat, wager.units, std::nullopt, hand.keyed_hand.has_value(), {}};
-      if (hand.keyed_hand) {
-        const auto event = keyed_event(table.paytables, *hand.keyed_hand);
-        if (!event) {
-          return invalid(EngineError::keyed_hand_unknown,
-                         "seat " + std::to_string(wager.seat) + ": " +
-                             quote_prefix(*hand.keyed_hand) +
-                             " is no row of the table's paytables (key a row as printed, e.g. "
-                             "\"Full House\")");
-        }
-        if (*event == HandEvent::must_hit_by) {
-          return invalid(EngineError::keyed_hand_not_a_hand,
-                         "seat " + std::to_string(wager.seat) + ": " +
-                             quote_prefix(*hand.keyed_hand) +
-                             " is not a hand: a Must-Hit-By level is won by the draw at the lock");
-        }
-        outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
-      } else {
-        const SeatCards cards{seat_cards[wager.seat].view(), community};
-        // Every card of the round is already parsed and dealt once (above): counts remain.
-        if (!community_counts || cards.pocket.size() != needed.pocket) {
-          const auto error = check_card_counts(paytable.rule, cards);
-          JACKPOT_INVARIANT(error.has_value(), "check_card_counts() refuses counts that differ");
-          return invalid(EngineError::card_count_wrong,
-                         "seat " + std::to_string(wager.seat) + " on link '" +
-                             played.link->settings.meters.id.value() + "': " + error->message);
-        }
-        outcome.row = resolve(paytable,
-                              evaluate(paytable.rule, seat_cards[wager.seat].mask, shared,
-                                       paytable.facts_needed, paytable.reaching),
-                              context);
-        cards_text->write(cards.pocket, outcome.cards);
-      }
-      outcomes[i].push_back(std::move(outcome));
-    }
+    const LinkSettings& settings = played.link->settings;
+    auto link_outcomes = evaluate_link(
+        {*played.paytable, played.community, settings.suit_specific, settings.meters.id},
+        round.wagers[i], *report);
+    if (!link_outcomes) return link_outcomes.error();
+    outcomes.push_back(std::move(*link_outcomes));
   }
 
-  // Awards on every link, all or nothing.
-  const std::uint64_t first_payout_id = last_payout_id_;
-  auto& checkpoints = scratch.checkpoints;
-  checkpoints.clear();
+  // Decide.
+  std::vector<std::vector<AwardDecision>> decisions;
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const auto& played = table.links[i];
+    std::vector<SeatRow> rows;
+    rows.reserve(outcomes[i].size());
+    for (const SeatOutcome& outcome : outcomes[i]) {
+      rows.push_back({outcome.seat, outcome.units, outcome.row});
+    }
+    std::vector<MustHitByWin> wins;
+    for (const RoundSnapshot::Hit& hit : round.hits) {
+      if (hit.link_index == i) wins.push_back({hit.seat, hit.level, hit.amount});
+    }
+    auto decided =
+        decide_awards({played.paytable, played.link->settings.meters.base_wager,
+                       played.link->settings.simultaneous_hits, rows, round.dynamic[i], wins});
+    if (!decided) {
+      return failure(EngineError::ledger_refused, round_name(request.table, request.round) +
+                                                      ": the ledger refused the awards: " +
+                                                      std::string(to_string(decided.error())));
+    }
+    decisions.push_back(std::move(*decided));
+  }
+
+  // Apply.
+  const std::int64_t now = clock_.now_us();
+  auto applied = apply_awards(table, round, decisions, now);
+  if (!applied) return applied.error();
+
+  // Answer.
+  return answer_settlement(table, round, request, outcomes, decisions, *applied, now, out);
+}
+
+// Posts the decided awards on every link in their order, all or nothing: each gets a payout,
+// paid at once below the link's approval threshold. On a refusal nothing stays posted.
+Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
+    TableState& table, const RoundState& round,
+    const std::vector<std::vector<AwardDecision>>& decisions, std::int64_t now) {
+  std::vector<Link::Checkpoint> checkpoints;
   for (const auto& played : table.links) {
     played.link->scratch.clear();
     checkpoints.push_back(played.link->link.checkpoint(played.link->scratch));
   }
-  const auto undo_all = [&] {
-    for (std::size_t j = 0; j < table.links.size(); ++j) {
-      table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+  const std::uint64_t first_payout_id = last_payout_id_;
+  const auto refuse = [&](LinkError error) -> EngineFailure {
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      table.links[i].link->link.rollback(checkpoints[i], table.links[i].link->scratch);
     }
     last_payout_id_ = first_payout_id;
-  };
-  auto& decided = scratch.decided;
-  decided.clear();
-  std::optional<LinkError> refused;
-  const auto tray_pay = [&](std::size_t i, Decided award) {
-    LinkState& link = *table.links[i].link;
-    award.payout = PayoutId(++last_payout_id_);
-    auto posted =
-        link.link.record_tray_pay(award.amount, {round->key, award.payout.value()}, link.scratch);
-    if (!posted) return void(refused = posted.error());
-    award.award = link.scratch.back();
-    decided.push_back(std::move(award));
-  };
-  for (std::size_t i = 0; i < table.links.size() && !refused; ++i) {
-    LinkState& link = *table.links[i].link;
-    const Paytable& paytable = *table.links[i].paytable;
-    const Money base = link.settings.meters.base_wager;
-    const Money one_unit = Money::from_micros(Money::kMicrosPerUnit);
-    // Seats that hit 100% of each level, for the SPLIT policy.
-    std::map<std::uint32_t, std::vector<const SeatOutcome*>> full_hits;
-    for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend(); ++it) {
-      if (!it->row) continue;
-      const PaytableRow& row = paytable.rows[*it->row];
-      if (row.kind == PayKind::percent && row.percent == 100) full_hits[row.level].push_back(&*it);
-    }
-    std::set<std::uint32_t> split_done;
-    // Highest seat first: "starting with the player farthest to the dealer's right".
-    for (auto it = outcomes[i].rbegin(); it != outcomes[i].rend() && !refused; ++it) {
-      if (!it->row) continue;
-      const PaytableRow& row = paytable.rows[*it->row];
-      Decided award{i, it->seat, AwardKind::fixed, 0, row.label, 0, Money(), {}, {}};
-      if (row.kind == PayKind::percent) {
-        award.kind = AwardKind::percent;
-        award.level = row.level;
-        const auto& group = full_hits[row.level];
-        if (link.settings.simultaneous_hits == HitPolicy::split && row.percent == 100 &&
-            group.size() > 1) {
-          if (!split_done.insert(row.level).second) continue;  // Shared out at the first seat.
-          std::vector<Origin> origins;
-          for (std::size_t k = 0; k < group.size(); ++k) {
-            origins.push_back({round->key, last_payout_id_ + 1 + k});
-          }
-          auto split = link.link.award_split(row.level, origins, link.scratch);
-          if (!split) {
-            refused = split.error();
-            break;
-          }
-          for (std::size_t k = 0; k < group.size() && split->share > Money(); ++k) {
-            Decided share = award;
-            share.seat = group[k]->seat;
-            share.hand = paytable.rows[*group[k]->row].label;  // Each seat's own hand.
-            share.amount = split->share;
-            share.payout = PayoutId(origins[k].payout);
-            for (const Transfer& transfer : link.scratch) {
-              if (transfer.id == split->transfers[k]) share.award = transfer;
-            }
-            decided.push_back(std::move(share));
-          }
-          if (split->share > Money()) last_payout_id_ += group.size();
-          continue;
-        }
-        award.payout = PayoutId(++last_payout_id_);
-        auto paid = link.link.award_percent(row.level, row.percent,
-                                            {round->key, award.payout.value()}, link.scratch);
-        if (!paid) {
-          refused = paid.error();
-          break;
-        }
-        if (paid->amount == Money()) {
-          --last_payout_id_;  // A meter below one cent: nothing to pay.
-          continue;
-        }
-        award.amount = paid->amount;
-        for (const Transfer& transfer : link.scratch) {
-          if (transfer.id == paid->transfer) award.award = transfer;
-        }
-        decided.push_back(std::move(award));
-      } else if (row.kind == PayKind::fixed || row.kind == PayKind::dynamic) {
-        Money printed = row.amount;
-        if (row.kind == PayKind::dynamic) {
-          award.kind = AwardKind::dynamic;
-          for (const auto& [selected, option] : round->dynamic[i]) {
-            if (selected == *it->row) printed = row.options[option - 1];
-          }
-        }
-        // "For 1" pays: per base wager the seat locked.
-        const auto stake = base.times(it->units);
-        const auto amount = stake ? scaled_to_cent(printed, *stake, one_unit) : std::nullopt;
-        if (!amount) {
-          refused = LinkError::overflow;
-          break;
-        }
-        award.amount = *amount;
-        if (award.amount > Money()) tray_pay(i, std::move(award));
-      }
-    }
-    // Envy: every other wagering seat on the link, for each winning row that carries one.
-    for (auto winner = outcomes[i].rbegin(); winner != outcomes[i].rend() && !refused; ++winner) {
-      if (!winner->row) continue;
-      const PaytableRow& row = paytable.rows[*winner->row];
-      if (!row.envy || row.kind == PayKind::loss) continue;
-      const Money envy = scaled_to_cent(*row.envy, base, paytable.base_wager).value_or(Money());
-      for (auto other = outcomes[i].rbegin(); other != outcomes[i].rend() && !refused; ++other) {
-        if (other->seat == winner->seat || envy == Money()) continue;
-        tray_pay(
-            i, Decided{i, other->seat, AwardKind::envy, 0, row.label, winner->seat, envy, {}, {}});
-      }
-    }
-  }
-  // Payouts below the approval threshold are paid at once.
-  const std::int64_t now = clock_.now_us();
-  auto& created = scratch.created;
-  created.clear();
-  for (Decided& award : decided) {
-    if (refused) break;
-    LinkState& link = *table.links[award.link_index].link;
-    // Made in place in `created` (moving a Payout moves several strings and a vector); one left
-    // there by a refusal below is cleared by the next settlement.
-    Payout& payout = created.emplace_back(
-        award.payout, request.table, request.round, award.seat, link.settings.meters.id, award.kind,
-        award.level, award.hand, award.amount, PayoutState::pending, 1, std::vector<std::string>(),
-        std::string(), award.award.id, now);
-    payout.epoch = round->epoch;
-    if (award.amount < link.settings.approval_threshold) {
-      auto paid =
-          link.link.pay_award(award.award, {round->key, award.payout.value()}, link.scratch);
-      if (!paid) {
-        refused = paid.error();
-        break;
-      }
-      payout.state = PayoutState::paid;
-      payout.approvals_required = 0;
-    } else if (link.settings.dual_approval_threshold &&
-               award.amount > *link.settings.dual_approval_threshold) {
-      payout.approvals_required = 2;
-    }
-  }
-  if (refused) {
-    undo_all();
     return failure(EngineError::ledger_refused,
-                   round_name(request.table, request.round) +
-                       ": the ledger refused the awards: " + std::string(to_string(*refused)));
+                   round_name(table.settings.id, round.id) +
+                       ": the ledger refused the awards: " + std::string(to_string(error)));
+  };
+
+  std::vector<AppliedAward> applied;
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    const std::vector<AwardDecision>& awards = decisions[i];
+    for (std::size_t j = 0; j < awards.size(); ++j) {
+      const AwardDecision& award = awards[j];
+      switch (award.kind) {
+        case AwardKind::percent:
+          if (award.shared_by > 1) {
+            // One split of the meter for the next `shared_by` decisions; a share below a cent
+            // pays nobody.
+            std::vector<Origin> origins;
+            for (std::uint32_t k = 0; k < award.shared_by; ++k) {
+              origins.push_back({round.key, last_payout_id_ + 1 + k});
+            }
+            auto split = link.link.award_split(award.level, origins, link.scratch);
+            if (!split) return refuse(split.error());
+            for (std::uint32_t k = 0; k < award.shared_by && split->share > Money(); ++k) {
+              AwardDecision share = awards[j + k];
+              share.amount = split->share;
+              applied.push_back({i,
+                                 share,
+                                 PayoutId(origins[k].payout),
+                                 posted(link.scratch, split->transfers[k]),
+                                 {}});
+            }
+            if (split->share > Money()) last_payout_id_ += award.shared_by;
+            j += award.shared_by - 1;
+          } else {
+            const PayoutId payout(last_payout_id_ + 1);
+            auto paid = link.link.award_percent(award.level, award.percent,
+                                                {round.key, payout.value()}, link.scratch);
+            if (!paid) return refuse(paid.error());
+            if (paid->amount == Money()) break;  // A meter below one cent: nothing to pay.
+            ++last_payout_id_;
+            AwardDecision won = award;
+            won.amount = paid->amount;
+            applied.push_back({i, won, payout, posted(link.scratch, paid->transfer), {}});
+          }
+          break;
+        case AwardKind::fixed:
+        case AwardKind::dynamic:
+        case AwardKind::envy: {
+          const PayoutId payout(++last_payout_id_);
+          auto paid =
+              link.link.record_tray_pay(award.amount, {round.key, payout.value()}, link.scratch);
+          if (!paid) return refuse(paid.error());
+          applied.push_back({i, award, payout, posted(link.scratch, *paid), {}});
+          break;
+        }
+        case AwardKind::must_hit_by:  // Awarded and paid out at the lock.
+          break;
+      }
+    }
   }
 
-  // From here on nothing can fail. The answer is made in the Result the caller receives: the
-  // lambda returns only `made`, so neither return moves it (an answer's moves and frees cost
-  // ~120 instructions a command).
-  return [&]() -> Result<SettleRoundAnswer, EngineFailure> {
-    Result<SettleRoundAnswer, EngineFailure> made(std::in_place, request.table, request.round);
-    SettleRoundAnswer& answer = made.filling();
-    // One slot per (seat, link) for the wagering seats (seats are few, at most 20); results go
-    // straight into the answer's order: highest seat first, a seat's links in configuration order.
-    const std::size_t link_count = table.links.size();
-    const auto slot = [link_count](std::uint32_t seat, std::size_t link) {
-      return seat * link_count + link;
-    };
-    auto& outcome_at = scratch.outcome_at;
-    outcome_at.assign((table.settings.seats + 1) * link_count, nullptr);
-    std::size_t result_count = 0;
-    for (std::size_t i = 0; i < link_count; ++i) {
-      const auto& played = table.links[i];
-      for (SeatOutcome& outcome : outcomes[i]) {
-        outcome_at[slot(outcome.seat, i)] = &outcome;
-        ++result_count;
-        const Name hand = outcome.row ? played.paytable->rows[*outcome.row].label : kNoHand;
-        out.hands.emplace_back(round->key, outcome.seat, played.link->name, outcome.cards,
-                               outcome.keyed, hand);
-      }
-      for (const Transfer& transfer : played.link->scratch) {
-        out.transfers.emplace_back(played.link->name, transfer);
-      }
-      note_awards(table, *played.link);
-      played.link->scratch.clear();
+  for (AppliedAward& award : applied) {
+    LinkState& link = *table.links[award.link_index].link;
+    const AwardDecision& decision = award.decision;
+    award.created = Payout{award.payout,
+                           table.settings.id,
+                           round.id,
+                           decision.seat,
+                           link.settings.meters.id,
+                           decision.kind,
+                           decision.level,
+                           decision.hand,
+                           decision.amount,
+                           PayoutState::pending,
+                           1,
+                           {},
+                           {},
+                           award.award.id,
+                           now,
+                           {},
+                           round.epoch};
+    if (decision.amount < link.settings.approval_threshold) {
+      auto paid = link.link.pay_award(award.award, {round.key, award.payout.value()}, link.scratch);
+      if (!paid) return refuse(paid.error());
+      award.created.state = PayoutState::paid;
+      award.created.approvals_required = 0;
+    } else if (link.settings.dual_approval_threshold &&
+               decision.amount > *link.settings.dual_approval_threshold) {
+      award.created.approvals_required = 2;
     }
-    for (auto& levels : round->awarded_since) levels.clear();
-    auto& position = scratch.position;
-    position.assign(outcome_at.size(), 0);
-    answer.results.reserve(result_count);
-    for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
-      for (std::size_t i = 0; i < link_count; ++i) {
-        const SeatOutcome* outcome = outcome_at[slot(seat, i)];
-        if (outcome == nullptr) continue;
+  }
+  return applied;
+}
+
+// Records the settlement and lays out its answer: a result per wagering seat and link, highest
+// seat first and a seat's links in configuration order, each with its awards in the order
+// applied, then the Must-Hit-By wins of the lock.
+SettleRoundAnswer Engine::answer_settlement(
+    TableState& table, RoundState& round, const SettleRoundRequest& request,
+    const std::vector<std::vector<SeatOutcome>>& outcomes,
+    const std::vector<std::vector<AwardDecision>>& decisions, std::vector<AppliedAward>& applied,
+    std::int64_t now, Records& out) {
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    const auto& played = table.links[i];
+    for (const SeatOutcome& outcome : outcomes[i]) {
+      out.hands.push_back({round.key, outcome.seat, played.link->name, outcome.cards, outcome.keyed,
+                           hand_label(*played.paytable, outcome.row)});
+    }
+    for (const Transfer& transfer : played.link->scratch) {
+      out.transfers.emplace_back(played.link->name, transfer);
+    }
+    note_awards(table, *played.link);
+    played.link->scratch.clear();
+  }
+  for (auto& levels : round.awarded_since) levels.clear();
+
+  SettleRoundAnswer answer{request.table, request.round, {}, {}};
+  // Each (seat, link)'s result, as an index into the results.
+  const std::size_t link_count = table.links.size();
+  std::vector<std::size_t> result_of((table.settings.seats + 1) * link_count);
+  const auto slot = [link_count](std::uint32_t seat, std::size_t link_index) {
+    return seat * link_count + link_index;
+  };
+  for (std::uint32_t seat = table.settings.seats; seat >= 1; --seat) {
+    for (std::size_t i = 0; i < table.links.size(); ++i) {
+      for (const SeatOutcome& outcome : outcomes[i]) {
+        if (outcome.seat != seat) continue;
         const auto& played = table.links[i];
-        const Name hand = outcome->row ? played.paytable->rows[*outcome->row].label : kNoHand;
-        position[slot(seat, i)] = answer.results.size();
-        // No awards yet, a zero total: built in place, with nothing to move or destroy.
-        answer.results.emplace_back(seat, played.link->settings.meters.id, played.paytable->id,
-                                    hand, outcome->keyed);
+        result_of[slot(seat, i)] = answer.results.size();
+        answer.results.push_back({seat,
+                                  played.link->settings.meters.id,
+                                  played.paytable->id,
+                                  hand_label(*played.paytable, outcome.row),
+                                  outcome.keyed,
+                                  {},
+                                  Money()});
       }
     }
-    for (std::size_t k = 0; k < created.size(); ++k) {
-      const Decided& award = decided[k];
-      SeatResultView& result = answer.results[position[slot(award.seat, award.link_index)]];
-      result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
-                               award.amount, award.payout, created[k].state});
-      result.total = *result.total.plus(award.amount);
-      // Only pending payouts stay in memory; paid ones live on in the records (and storage).
-      if (created[k].state == PayoutState::pending) {
-        award_transfers_[award.payout.value()] = award.award;
-        payouts_[award.payout.value()] = created[k];
-      }
-      out.payouts.push_back(std::move(created[k]));
+  }
+  const auto add = [&](std::size_t link_index, const AwardDecision& award, PayoutId payout,
+                       std::optional<PayoutState> state) {
+    SeatResultView& result = answer.results[result_of[slot(award.seat, link_index)]];
+    result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
+                             award.amount, payout, state});
+    result.total = *result.total.plus(award.amount);
+  };
+  for (AppliedAward& award : applied) {
+    add(award.link_index, award.decision, award.payout, award.created.state);
+    // Only pending payouts stay in memory; paid ones live on in the records (and storage).
+    if (award.created.state == PayoutState::pending) {
+      award_transfers_[award.payout.value()] = award.award;
+      payouts_[award.payout.value()] = award.created;
     }
-    // The Must-Hit-By hits of the lock: awarded and paid out then, shown with the seat now, each
-    // with its payout's state as the lock created it (its kept answer says).
-    const auto locked = round->hits.empty() || !round->locked
-                            ? std::optional<LockWagersAnswer>()
-                            : decode<LockWagersAnswer>(round->locked->answer());
-    for (const auto& hit : round->hits) {
-      SeatResultView& result = answer.results[position[slot(hit.seat, hit.link_index)]];
-      auto state = hit_payout_state(locked, result.link, hit);
-      if (!state && payouts_.count(hit.payout.value()) != 0) state = PayoutState::pending;
-      result.awards.push_back({result.link, AwardKind::must_hit_by, hit.level, kMustHitBy, 0,
-                               hit.amount, hit.payout, state});
-      result.total = *result.total.plus(hit.amount);
+    out.payouts.push_back(std::move(award.created));
+  }
+  // The Must-Hit-By wins of the lock (at most one per level and round), each with its payout's
+  // state as the lock created it (its kept answer says).
+  const auto locked = round.hits.empty() || !round.locked
+                          ? std::optional<LockWagersAnswer>()
+                          : decode<LockWagersAnswer>(round.locked->answer());
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    for (const AwardDecision& award : decisions[i]) {
+      if (award.kind != AwardKind::must_hit_by) continue;
+      const auto hit = std::find_if(round.hits.begin(), round.hits.end(), [&](const auto& each) {
+        return each.link_index == i && each.level == award.level;
+      });
+      JACKPOT_INVARIANT(hit != round.hits.end(), "a Must-Hit-By win is one of the lock's hits");
+      auto state = hit_payout_state(locked, table.links[i].link->settings.meters.id, award.level);
+      if (!state && payouts_.count(hit->payout.value()) != 0) state = PayoutState::pending;
+      add(i, award, hit->payout, state);
     }
-    meters_of_table(table, answer.meters);
-    round->phase = RoundPhase::settled;
-    keep_first(round->settled, round->key, CommandKind::settle, request, answer, out);
-    out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::settled, now);
-    return made;
-  }();
+  }
+  meters_of_table(table, answer.meters);
+  round.phase = RoundPhase::settled;
+  keep_first(round.settled, round.key, CommandKind::settle, request, answer, out);
+  out.rounds.emplace_back(round.key, request.table, request.round, RoundPhase::settled, now);
+  return answer;
 }
 
 // ---- VoidRound ------------------------------------------------------------------------------

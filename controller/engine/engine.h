@@ -17,6 +17,10 @@
 
 namespace jackpot {
 
+struct AwardDecision;
+struct SeatOutcome;   // What a seat's hand came to on a link (engine.cc).
+struct AppliedAward;  // A settlement's award as applied, with its payout (engine.cc).
+
 // Where the engine reads the time for its records. Injected: tests use a fixed clock.
 class Clock {
  public:
@@ -108,15 +112,6 @@ class Engine {
  private:
   struct LinkState;
   struct TableState;
-  struct SettleScratch;  // A settlement's working vectors, kept to reuse their capacity.
-  // A lock's working vectors, kept likewise.
-  struct LockScratch {
-    std::vector<std::vector<RoundSnapshot::SeatWager>> wagers;  // Per link of the table.
-    std::vector<std::int64_t> units_per_link;
-    std::vector<std::uint32_t> seats_seen;
-    std::vector<Link::Checkpoint> checkpoints;
-    std::vector<ContributionResult> results;
-  };
   using RoundState = RoundSnapshot;
 
   Engine(EngineConfig config, std::vector<Paytable> paytables, Clock& clock, RandomSource& random);
@@ -139,6 +134,17 @@ class Engine {
   // meter of `level` of `link`: its void takes exactly that back.
   bool locked_round_holds_money(const LinkState& link, std::uint32_t level) const;
   std::uint64_t next_draw_id() { return ++last_draw_id_; }
+  // SettleRound's last steps (after validate, evaluate and decide): the decided awards posted
+  // and made payouts, all or nothing; then the records and the answer.
+  Result<std::vector<AppliedAward>, EngineFailure> apply_awards(
+      TableState& table, const RoundState& round,
+      const std::vector<std::vector<AwardDecision>>& decisions, std::int64_t now);
+  SettleRoundAnswer answer_settlement(TableState& table, RoundState& round,
+                                      const SettleRoundRequest& request,
+                                      const std::vector<std::vector<SeatOutcome>>& outcomes,
+                                      const std::vector<std::vector<AwardDecision>>& decisions,
+                                      std::vector<AppliedAward>& applied, std::int64_t now,
+                                      Records& out);
 
   EngineConfig config_;
   std::vector<Paytable> paytables_;
@@ -156,8 +162,6 @@ class Engine {
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;
-  std::unique_ptr<SettleScratch> settle_scratch_;
-  LockScratch lock_scratch_;
 };
 
 }  // namespace jackpot

@@ -1982,7 +1982,7 @@ TEST(EngineHandRecords, KeepTheCardsEachLinkEvaluated) {
   Harness h(config);
   const auto hand_text = [&](std::uint32_t seat, const std::string& link) {
     for (const HandRecord& hand : h.records().hands) {
-      if (hand.seat == seat && hand.link == link) return std::string(hand.cards.view());
+      if (hand.seat == seat && hand.link == link) return hand.cards;
     }
     return std::string("<no hand record>");
   };

@@ -1,0 +1,126 @@
+#include "controller/engine/award_rules.h"
+
+#include <map>
+#include <set>
+
+namespace jackpot {
+
+namespace {
+
+const Name kMustHitBy("Must-Hit-By");
+
+// A FIXED or DYNAMIC row's pay for the seat: the printed amount (the round's selected option
+// for a selected DYNAMIC row) per $1 of the seat's stake.
+std::optional<Money> row_pay(const LinkRound& round, const SeatRow& seat, const PaytableRow& row) {
+  Money printed = row.amount;
+  if (row.kind == PayKind::dynamic) {
+    for (const auto& [selected, option] : round.dynamic) {
+      if (selected == *seat.row) printed = row.options[option - 1];
+    }
+  }
+  const auto stake = round.base_wager.times(seat.units);
+  if (!stake) return std::nullopt;
+  return scaled_to_cent(printed, *stake, Money::from_micros(Money::kMicrosPerUnit));
+}
+
+}  // namespace
+
+std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator) {
+  const auto scaled = amount.times_fraction_floor(numerator.micros(), denominator.micros());
+  if (!scaled) return std::nullopt;
+  return scaled->floor_to_cent();
+}
+
+Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& round) {
+  const Paytable& paytable = *round.paytable;
+  // Highest seat first.
+  std::vector<const SeatRow*> winners;
+  winners.reserve(round.seats.size());
+  for (auto seat = round.seats.rbegin(); seat != round.seats.rend(); ++seat) {
+    if (seat->row) winners.push_back(&*seat);
+  }
+  const auto row_of = [&paytable](const SeatRow* seat) -> const PaytableRow& {
+    return paytable.rows[*seat->row];
+  };
+
+  // Under SPLIT, the seats whose rows take 100% of a level, by level.
+  std::map<std::uint32_t, std::vector<const SeatRow*>> sharing;
+  if (round.simultaneous_hits == HitPolicy::split) {
+    for (const SeatRow* seat : winners) {
+      const PaytableRow& row = row_of(seat);
+      if (row.kind == PayKind::percent && row.percent == 100) sharing[row.level].push_back(seat);
+    }
+    std::erase_if(sharing, [](const auto& level) { return level.second.size() < 2; });
+  }
+
+  std::vector<AwardDecision> awards;
+  std::set<std::uint32_t> shared_out;  // Levels whose split is decided.
+  for (const SeatRow* seat : winners) {
+    const PaytableRow& row = row_of(seat);
+    switch (row.kind) {
+      case PayKind::percent: {
+        const auto group = sharing.find(row.level);
+        if (group == sharing.end() || row.percent != 100) {
+          awards.push_back({.kind = AwardKind::percent,
+                            .seat = seat->seat,
+                            .hand = row.label,
+                            .level = row.level,
+                            .percent = row.percent,
+                            .amount = Money()});  // Taken from the meter when applied.
+          break;
+        }
+        if (!shared_out.insert(row.level).second) break;  // Shared out at its highest seat.
+        const auto shared_by = static_cast<std::uint32_t>(group->second.size());
+        for (const SeatRow* share : group->second) {
+          awards.push_back({.kind = AwardKind::percent,
+                            .seat = share->seat,
+                            .hand = row_of(share).label,  // Each seat's own hand.
+                            .level = row.level,
+                            .percent = 100,
+                            .shared_by = shared_by,
+                            .amount = Money()});
+        }
+        break;
+      }
+      case PayKind::fixed:
+      case PayKind::dynamic: {
+        const auto amount = row_pay(round, *seat, row);
+        if (!amount) return LinkError::overflow;
+        if (*amount == Money()) break;
+        const AwardKind kind = row.kind == PayKind::fixed ? AwardKind::fixed : AwardKind::dynamic;
+        awards.push_back({.kind = kind, .seat = seat->seat, .hand = row.label, .amount = *amount});
+        break;
+      }
+      case PayKind::must_hit_by:  // Won by the draw at the lock, never by a hand.
+      case PayKind::loss:
+        break;
+    }
+  }
+
+  for (const SeatRow* winner : winners) {
+    const PaytableRow& row = row_of(winner);
+    if (!row.envy || row.kind == PayKind::loss) continue;
+    const auto envy = scaled_to_cent(*row.envy, round.base_wager, paytable.base_wager);
+    if (!envy) return LinkError::overflow;
+    if (*envy == Money()) continue;
+    for (auto other = round.seats.rbegin(); other != round.seats.rend(); ++other) {
+      if (other->seat == winner->seat) continue;
+      awards.push_back({.kind = AwardKind::envy,
+                        .seat = other->seat,
+                        .hand = row.label,
+                        .amount = *envy,
+                        .from_seat = winner->seat});
+    }
+  }
+
+  for (const MustHitByWin& win : round.must_hit_by) {
+    awards.push_back({.kind = AwardKind::must_hit_by,
+                      .seat = win.seat,
+                      .hand = kMustHitBy,
+                      .level = win.level,
+                      .amount = win.amount});
+  }
+  return awards;
+}
+
+}  // namespace jackpot
