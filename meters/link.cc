@@ -123,7 +123,7 @@ Result<Link, std::vector<std::string>> Link::open(LinkConfig config, RandomSourc
   if (auto problems = validate(config); !problems.empty()) return problems;
   Link link(std::move(config), random);
   for (std::uint32_t level = 1; level <= link.level_count(); ++level) {
-    const auto funded = link.reset_unchecked(level, Origin{}, out);
+    const auto funded = link.reset(level, Origin{}, out);
     JACKPOT_INVARIANT(funded.ok(), "seeding a new link cannot fail");
   }
   return link;
@@ -288,27 +288,14 @@ Result<MustHitByHit, LinkError> Link::hit_must_hit_by(std::uint32_t level, Money
     return *error;
   }
   hit.award = out.back().id;
-  auto reset = reset_unchecked(level, origin, out);
-  if (!reset) return reset.error();
-  hit.next = reset->next_trigger;
+  auto refilled = reset(level, origin, out);
+  if (!refilled) return refilled.error();
+  hit.next = refilled->next_trigger;
   return hit;
 }
 
 Result<ResetResult, LinkError> Link::reset(std::uint32_t level, Origin origin,
                                            std::vector<Transfer>& out) {
-  if (!has_level(level)) return LinkError::unknown_level;
-  const std::size_t mark = out.size();
-  const auto hidden = levels_[level - 1].hidden;
-  auto result = reset_unchecked(level, origin, out);
-  if (!result) {
-    ledger_.undo_since(out, mark);
-    levels_[level - 1].hidden = hidden;
-  }
-  return result;
-}
-
-Result<ResetResult, LinkError> Link::reset_unchecked(std::uint32_t level, Origin origin,
-                                                     std::vector<Transfer>& out) {
   LevelState& state = levels_[level - 1];
   ResetResult result;
   // Seed and reserve fill the meter only up to its cap: what a split or a percent award leaves
@@ -359,12 +346,12 @@ Result<AwardResult, LinkError> Link::award_percent(std::uint32_t level, std::int
     result.transfer = out.back().id;
   }
   if (percent == 100) {
-    auto reset = reset_unchecked(level, origin, out);
-    if (!reset) {
+    auto refilled = reset(level, origin, out);
+    if (!refilled) {
       ledger_.undo_since(out, mark);
-      return reset.error();
+      return refilled.error();
     }
-    result.reset = std::move(reset).value();
+    result.reset = std::move(refilled).value();
   }
   return result;
 }
@@ -390,12 +377,12 @@ Result<SplitResult, LinkError> Link::award_split(std::uint32_t level,
       result.transfers.push_back(out.back().id);
     }
   }
-  auto reset = reset_unchecked(level, Origin{origins.front().round, 0}, out);
-  if (!reset) {
+  auto refilled = reset(level, Origin{origins.front().round, 0}, out);
+  if (!refilled) {
     ledger_.undo_since(out, mark);
-    return reset.error();
+    return refilled.error();
   }
-  result.reset = std::move(reset).value();
+  result.reset = std::move(refilled).value();
   return result;
 }
 

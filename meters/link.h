@@ -159,11 +159,6 @@ class Link {
   Result<SplitResult, LinkError> award_split(std::uint32_t level, std::span<const Origin> origins,
                                              std::vector<Transfer>& out);
 
-  // meter += seed + reserve, both only up to the meter's cap (the ceiling, or a cent below a
-  // Must-Hit-By amount); a hidden trigger is drawn and committed anew.
-  Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
-                                       std::vector<Transfer>& out);
-
   // Voids one round on this link: posts plan_round_reversal() for the round's contributions and
   // overflows, where `awarded_levels` lists the levels whose meter paid an award since the
   // round locked. Returns the total contribution refunded to the wagers (from the levels and
@@ -213,6 +208,8 @@ class Link {
   std::optional<std::string> check_invariants() const;
 
  private:
+  friend struct LinkTestAccess;  // tests/unit: reset() on its own, which no caller needs.
+
   struct LevelState {
     LevelRules rules;
     std::optional<HiddenTrigger> hidden;
@@ -231,8 +228,11 @@ class Link {
                                 TransferId corrects = TransferId());
   std::optional<LinkError> overflow_above_ceiling(std::uint32_t level, Origin origin,
                                                   std::vector<Transfer>& out);
-  Result<ResetResult, LinkError> reset_unchecked(std::uint32_t level, Origin origin,
-                                                 std::vector<Transfer>& out);
+  // meter += seed + reserve, both only up to the meter's cap (the ceiling, or a cent below a
+  // Must-Hit-By amount); a hidden trigger is drawn and committed anew. Part of every award of
+  // 100% and every Must-Hit-By hit, which undo it with the rest of the operation when it fails.
+  Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
+                                       std::vector<Transfer>& out);
   Result<MustHitByHit, LinkError> hit_must_hit_by(std::uint32_t level, Money trigger, Origin origin,
                                                   std::vector<Transfer>& out);
 

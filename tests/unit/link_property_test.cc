@@ -44,6 +44,20 @@
 #include "meters/reconcile.h"
 
 namespace jackpot {
+
+// Link::reset() on its own, all or nothing like every public operation. It is private: the
+// daemon resets a level only as part of an award of 100% or a Must-Hit-By hit. The model drives
+// it alone to check its cap rules on meters that are not empty.
+struct LinkTestAccess {
+  static Result<ResetResult, LinkError> reset(Link& link, std::uint32_t level, Origin origin,
+                                              std::vector<Transfer>& out) {
+    if (level < 1 || level > link.level_count()) return LinkError::unknown_level;
+    const Link::Checkpoint checkpoint = link.checkpoint(out);
+    auto result = link.reset(level, origin, out);
+    if (!result) link.rollback(checkpoint, out);
+    return result;
+  }
+};
 namespace {
 
 __extension__ typedef __int128 i128;
@@ -880,7 +894,7 @@ class LinkProperty {
     const ResetAmounts expected = model_reset(rules_, next, level);
     const Origin origin = begin("reset", level, 0);
     const std::size_t mark = transfers_.size();
-    const auto result = link_->reset(level, origin, transfers_);
+    const auto result = LinkTestAccess::reset(*link_, level, origin, transfers_);
     if (!both_succeeded(result, std::nullopt, mark)) return;
     check_reset_result(*result, expected, level);
     commit(next, mark, origin.round, kResetKinds, level_bit(level));
@@ -1097,7 +1111,7 @@ class LinkProperty {
       }
       case 2:
         return expect_refusal("reset", level, 0, error, [&](Origin origin) {
-          return link_->reset(level, origin, transfers_);
+          return LinkTestAccess::reset(*link_, level, origin, transfers_);
         });
       default:
         return expect_refusal("adjust_meter", level, 10'000, error, [&](Origin origin) {
@@ -1726,7 +1740,7 @@ TEST(LinkCeilingRules, ResetKeepsTheMeterWithinItsCeiling) {
   Link link = open_link(config, random, out);
   ASSERT_TRUE(link.contribute(50, Origin{1, 0}, out).ok());  // $10 + 50 x $0.10 = $15.
   ASSERT_EQ(link.meter(1), Money::from_micros(15'000'000));
-  const auto reset = link.reset(1, Origin{2, 0}, out);
+  const auto reset = LinkTestAccess::reset(link, 1, Origin{2, 0}, out);
   ASSERT_TRUE(reset.ok());
   EXPECT_EQ(reset->seed, Money()) << "the seed funded up to the cap";
   EXPECT_LE(link.meter(1), *config.levels[0].ceiling)
@@ -1760,7 +1774,7 @@ TEST(LinkMustHitByRules, ResetNeverCarriesTheMeterPastTheAmount) {
   Link link = open_link(config, random, out);
   ASSERT_TRUE(link.contribute(1'400, Origin{1, 0}, out).ok());  // $100 + $140 = $240, no hit.
   ASSERT_EQ(link.meter(1), Money::from_micros(240'000'000));
-  ASSERT_TRUE(link.reset(1, Origin{2, 0}, out).ok());
+  ASSERT_TRUE(LinkTestAccess::reset(link, 1, Origin{2, 0}, out).ok());
   EXPECT_LE(link.meter(1), *config.levels[0].must_hit_by)
       << "reset of a $240.00 Must-Hit-By $250.00 meter added the $100.00 seed: the meter shows "
       << link.meter(1).to_string() << " with no hit; the next contribution awards only $250.00";

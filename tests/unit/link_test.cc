@@ -672,8 +672,6 @@ TEST(Link, RefusesBadOperationsAndChangesNothing) {
       {"split of none",
        [](Link& l, auto& o) { return l.award_split(1, std::span<const Origin>(), o).error(); },
        LinkError::no_winners},
-      {"reset level 9", [](Link& l, auto& o) { return l.reset(9, {}, o).error(); },
-       LinkError::unknown_level},
       {"zero tray pay", [](Link& l, auto& o) { return l.record_tray_pay(Money(), {}, o).error(); },
        LinkError::amount_not_positive},
       {"adjust overflow",
