@@ -11,8 +11,6 @@ std::string_view to_string(AccountKind kind) {
       return "wagers";
     case AccountKind::seed_funding:
       return "seed_funding";
-    case AccountKind::breakage:
-      return "breakage";
     case AccountKind::awards_payable:
       return "awards_payable";
     case AccountKind::paid:

@@ -16,7 +16,6 @@ enum class AccountKind : std::uint8_t {
   // Per link.
   wagers,          // Source of contributions: minus everything contributed.
   seed_funding,    // Source of seeds and meter adjustments: what the house put in.
-  breakage,        // Rounding remainders that belong to no meter (kept for completeness).
   awards_payable,  // Awards decided and waiting for approval; never below zero.
   paid,            // Awards paid out.
   tray_paid,       // Source of fixed, dynamic and Envy pays made from the table tray.
@@ -153,7 +152,7 @@ class Ledger {
   void restore(const std::vector<std::pair<AccountRef, Money>>& balances, TransferId next_id);
 
  private:
-  static constexpr std::size_t kLinkAccounts = 6;
+  static constexpr std::size_t kLinkAccounts = 5;
   std::size_t index(AccountRef account) const {
     JACKPOT_INVARIANT(has(account), "account is not in this ledger");
     if (account.kind == AccountKind::meter) return kLinkAccounts + 2 * (account.level - 1);

@@ -53,7 +53,7 @@ struct LevelRules {
 // Every problem with the configuration, each naming the link, level and field; empty when valid.
 // Checks: ids and names; base wager and amounts positive whole cents; rates within 0..1,000,000
 // ppm and all rates of the link together at most 1,000,000 ppm; each rate giving a whole number
-// of micros per wager unit (so contributions are exact and need no breakage); ceilings above the
+// of micros per wager unit (so contributions are exact, with no remainder); ceilings above the
 // seed, overflow targets that exist, are not Must-Hit-By levels and form no cycle; Must-Hit-By
 // amounts above the seed, on levels without a ceiling; hidden triggers only with an amount.
 std::vector<std::string> validate(const LinkConfig& config);

@@ -101,6 +101,9 @@ std::string timestamp_text(std::int64_t unix_us);
 
 // The enum values named as the database stores them; throws on a name it does not know.
 AccountKind account_kind_named(const std::string& name);
+// The database's account_kind 'breakage' (migration 0002): an account nothing ever posted to,
+// no longer in the ledger. Balance snapshots taken while it was hold a zero row of it.
+inline constexpr std::string_view kRetiredBreakageAccount = "breakage";
 TransferKind transfer_kind_named(const std::string& name);
 
 }  // namespace jackpot::storage

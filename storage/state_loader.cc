@@ -316,6 +316,15 @@ std::vector<SnapshotBalances> balances_from_snapshots(pqxx::transaction_base& tx
     const std::string& id = link.link.value();
     const auto through = static_cast<std::int64_t>(link.snapshot_through.value());
     const auto add = [&](const std::string& kind, std::uint32_t level, std::int64_t micros) {
+      // A `breakage` account, which nothing ever posted to, is no longer part of a ledger:
+      // snapshots taken before it was removed hold a zero row of it, which means nothing.
+      if (kind == kRetiredBreakageAccount) {
+        if (micros == 0) return;
+        throw SnapshotMismatch("link '" + id + "': its balance snapshot through transfer " +
+                               std::to_string(through) + " holds " +
+                               Money::from_micros(micros).to_string() +
+                               " on the breakage account, which no transfer ever posted to");
+      }
       std::int64_t& sum = sums[at][{account_kind_named(kind), level}];
       sum = add_checked(sum, micros, id);
     };

@@ -7,8 +7,6 @@ namespace jackpot {
 
 namespace {
 
-const Name kMustHitBy("Must-Hit-By");
-
 // A FIXED or DYNAMIC row's pay for the seat: the printed amount (the round's selected option
 // for a selected DYNAMIC row) per $1 of the seat's stake.
 std::optional<Money> row_pay(const LinkRound& round, const SeatRow& seat, const PaytableRow& row) {
@@ -99,7 +97,7 @@ Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& rou
 
   for (const SeatRow* winner : winners) {
     const PaytableRow& row = row_of(winner);
-    if (!row.envy || row.kind == PayKind::loss) continue;
+    if (!row.envy || row.kind == PayKind::loss || round.seats.size() < 2) continue;
     const auto envy = scaled_to_cent(*row.envy, round.base_wager, paytable.base_wager);
     if (!envy) return LinkError::overflow;
     if (*envy == Money()) continue;
@@ -116,9 +114,10 @@ Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& rou
   for (const MustHitByWin& win : round.must_hit_by) {
     awards.push_back({.kind = AwardKind::must_hit_by,
                       .seat = win.seat,
-                      .hand = kMustHitBy,
+                      .hand = kMustHitByLabel,
                       .level = win.level,
-                      .amount = win.amount});
+                      .amount = win.amount,
+                      .payout = win.payout.value()});
   }
   return awards;
 }

@@ -11,6 +11,7 @@
 #include "controller/hands/paytable.h"
 #include "journal/name.h"
 #include "journal/records.h"
+#include "meters/ids.h"
 #include "meters/link.h"
 #include "meters/money.h"
 #include "meters/result.h"
@@ -30,11 +31,15 @@ struct SeatRow {
   std::optional<std::size_t> row;  // Into the paytable's rows; none when the hand is no row.
 };
 
+// The label of a Must-Hit-By win, in answers and payouts.
+inline const Name kMustHitByLabel{"Must-Hit-By"};
+
 // A Must-Hit-By level won by the draw at the lock: awarded then, shown with the seat's awards.
 struct MustHitByWin {
   std::uint32_t seat = 0;
   std::uint32_t level = 0;
   Money amount;
+  PayoutId payout;  // Created by the lock.
 };
 
 // One link's part of a settlement.
@@ -60,6 +65,7 @@ struct AwardDecision {
   std::uint32_t shared_by = 1;
   Money amount;                 // FIXED, DYNAMIC, ENVY and MUST_HIT_BY: the amount, above zero.
   std::uint32_t from_seat = 0;  // ENVY: the seat whose hand pays it.
+  std::uint64_t payout = 0;     // MUST_HIT_BY: the id of the payout the lock created.
 };
 
 // The link's awards in the order they apply:
@@ -71,7 +77,7 @@ struct AwardDecision {
 //     zero pays award nothing. A Community Royal row is the row of every seat that has it.
 //  2. Envy, for each winning row that carries it (highest winning seat first): every other
 //     wagering seat on the link, its Envy × the link's base wager / the paytable's printed base,
-//     floored to the cent.
+//     floored to the cent (nothing when that is zero).
 //  3. The lock's Must-Hit-By wins, in the order drawn.
 // Refused with LinkError::overflow when a pay leaves the money range.
 Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& round);

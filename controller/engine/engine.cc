@@ -4,7 +4,6 @@
 #include <array>
 #include <bitset>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -22,7 +21,6 @@ namespace {
 
 // Names the engine puts on records itself, made once: making a Name looks it up under a lock.
 const Name kNoHand;
-const Name kMustHitBy("Must-Hit-By");
 
 EngineFailure failure(EngineError code, std::string message) {
   return EngineFailure{code, std::move(message)};
@@ -1141,7 +1139,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                     link_id,
                     AwardKind::must_hit_by,
                     hit.level,
-                    kMustHitBy,
+                    kMustHitByLabel,
                     hit.amount,
                     PayoutState::pending,
                     1,
@@ -1209,10 +1207,10 @@ struct AppliedAward {
 
 namespace {
 
-// A seat's report, checked: its own cards, or the hand the dealer keyed.
+// A seat's report, checked: its own cards, or the hand the dealer keyed (resolved per link).
 struct SeatReport {
   std::vector<Card> cards;
-  std::optional<HandEvent> keyed;
+  const std::string* keyed = nullptr;
 };
 
 // A settlement's report, checked: every card valid and dealt once, every wagering seat reported.
@@ -1244,13 +1242,10 @@ Name hand_label(const Paytable& paytable, std::optional<std::size_t> row) {
 std::string seat_name(std::uint32_t seat) { return "seat " + std::to_string(seat); }
 
 // Validates a settlement's report before anything is evaluated: the seats (each wagering seat
-// once, with either cards or a keyed hand), the cards (each valid, in the counts the table's game
-// deals, none dealt twice across board, link cards and seats) and the keyed hands (each a row of
-// the table's paytables, and not the Must-Hit-By row, which the lock's draw wins).
+// once, with either cards or a keyed hand) and the cards (each valid, in the counts the table's
+// game deals, none dealt twice across board, link cards and seats).
 Result<Report, EngineFailure> check_report(const SettleRoundRequest& request,
-                                           const TableSettings& table,
-                                           std::span<const Paytable* const> paytables,
-                                           bool draws_link_cards,
+                                           const TableSettings& table, bool draws_link_cards,
                                            const std::vector<bool>& wagering) {
   Report report;
   report.seats.resize(table.seats + 1);
@@ -1325,20 +1320,7 @@ Result<Report, EngineFailure> check_report(const SettleRoundRequest& request,
 
   for (std::uint32_t seat = 1; seat <= table.seats; ++seat) {
     const SeatHandRequest* hand = reported[seat];
-    if (hand == nullptr || !hand->keyed_hand) continue;
-    const auto event = keyed_event(paytables, *hand->keyed_hand);
-    if (!event) {
-      return invalid(EngineError::keyed_hand_unknown,
-                     seat_name(seat) + ": " + quote_prefix(*hand->keyed_hand) +
-                         " is no row of the table's paytables (key a row as printed, e.g. "
-                         "\"Full House\")");
-    }
-    if (*event == HandEvent::must_hit_by) {
-      return invalid(EngineError::keyed_hand_not_a_hand,
-                     seat_name(seat) + ": " + quote_prefix(*hand->keyed_hand) +
-                         " is not a hand: a Must-Hit-By level is won by the draw at the lock");
-    }
-    report.seats[seat].keyed = event;
+    if (hand != nullptr && hand->keyed_hand) report.seats[seat].keyed = &*hand->keyed_hand;
   }
   return report;
 }
@@ -1349,10 +1331,12 @@ struct LinkHands {
   CommunitySource community;
   Suit specific_suit;
   const LinkId& link;
+  std::span<const Paytable* const> table_paytables;  // Of every link of the table: keyed hands.
 };
 
 // Each wagering seat's row on one link, lowest seat first: its cards evaluated under the link's
-// rule with the community cards the link plays, or the hand the dealer keyed.
+// rule with the community cards the link plays, or the hand the dealer keyed (a row of the
+// table's paytables, and not the Must-Hit-By row, which the lock's draw wins).
 Result<std::vector<SeatOutcome>, EngineFailure> evaluate_link(
     const LinkHands& played, std::span<const RoundSnapshot::SeatWager> wagers,
     const Report& report) {
@@ -1369,9 +1353,21 @@ Result<std::vector<SeatOutcome>, EngineFailure> evaluate_link(
   outcomes.reserve(wagers.size());
   for (const RoundSnapshot::SeatWager& wager : wagers) {
     const SeatReport& seat = report.seats[wager.seat];
-    SeatOutcome outcome{wager.seat, wager.units, std::nullopt, seat.keyed.has_value(), {}};
+    SeatOutcome outcome{wager.seat, wager.units, std::nullopt, seat.keyed != nullptr, {}};
     if (seat.keyed) {
-      outcome.row = resolve(paytable, keyed_facts(*seat.keyed, context.specific_suit), context);
+      const auto event = keyed_event(played.table_paytables, *seat.keyed);
+      if (!event) {
+        return invalid(EngineError::keyed_hand_unknown,
+                       seat_name(wager.seat) + ": " + quote_prefix(*seat.keyed) +
+                           " is no row of the table's paytables (key a row as printed, e.g. "
+                           "\"Full House\")");
+      }
+      if (*event == HandEvent::must_hit_by) {
+        return invalid(EngineError::keyed_hand_not_a_hand,
+                       seat_name(wager.seat) + ": " + quote_prefix(*seat.keyed) +
+                           " is not a hand: a Must-Hit-By level is won by the draw at the lock");
+      }
+      outcome.row = resolve(paytable, keyed_facts(*event, context.specific_suit), context);
     } else {
       const SeatCards cards{seat.cards, community};
       if (const auto error = check_card_counts(paytable.rule, cards)) {
@@ -1444,7 +1440,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   const bool draws_link_cards = std::any_of(
       table.links.begin(), table.links.end(),
       [](const auto& played) { return played.community == CommunitySource::link_cards; });
-  auto report = check_report(request, table.settings, table.paytables, draws_link_cards, wagering);
+  auto report = check_report(request, table.settings, draws_link_cards, wagering);
   if (!report) return report.error();
 
   // Evaluate.
@@ -1452,14 +1448,15 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     const auto& played = table.links[i];
     const LinkSettings& settings = played.link->settings;
-    auto link_outcomes = evaluate_link(
-        {*played.paytable, played.community, settings.suit_specific, settings.meters.id},
-        round.wagers[i], *report);
+    auto link_outcomes = evaluate_link({*played.paytable, played.community, settings.suit_specific,
+                                        settings.meters.id, table.paytables},
+                                       round.wagers[i], *report);
     if (!link_outcomes) return link_outcomes.error();
     outcomes.push_back(std::move(*link_outcomes));
   }
 
-  // Decide.
+  // Decide. (The time read here is the payouts' and the round record's.)
+  const std::int64_t now = clock_.now_us();
   std::vector<std::vector<AwardDecision>> decisions;
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     const auto& played = table.links[i];
@@ -1470,7 +1467,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     }
     std::vector<MustHitByWin> wins;
     for (const RoundSnapshot::Hit& hit : round.hits) {
-      if (hit.link_index == i) wins.push_back({hit.seat, hit.level, hit.amount});
+      if (hit.link_index == i) wins.push_back({hit.seat, hit.level, hit.amount, hit.payout});
     }
     auto decided =
         decide_awards({played.paytable, played.link->settings.meters.base_wager,
@@ -1484,7 +1481,6 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   }
 
   // Apply.
-  const std::int64_t now = clock_.now_us();
   auto applied = apply_awards(table, round, decisions, now);
   if (!applied) return applied.error();
 
@@ -1522,8 +1518,17 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
       switch (award.kind) {
         case AwardKind::percent:
           if (award.shared_by > 1) {
-            // One split of the meter for the next `shared_by` decisions; a share below a cent
-            // pays nobody.
+            // One split of the meter for this decision and the next `shared_by` - 1; a share
+            // below a cent pays nobody.
+            JACKPOT_INVARIANT(
+                j + award.shared_by <= awards.size() &&
+                    std::all_of(awards.begin() + static_cast<std::ptrdiff_t>(j),
+                                awards.begin() + static_cast<std::ptrdiff_t>(j + award.shared_by),
+                                [&award](const AwardDecision& share) {
+                                  return share.level == award.level &&
+                                         share.shared_by == award.shared_by;
+                                }),
+                "a split's shares follow one another");
             std::vector<Origin> origins;
             for (std::uint32_t k = 0; k < award.shared_by; ++k) {
               origins.push_back({round.key, last_payout_id_ + 1 + k});
@@ -1663,21 +1668,17 @@ SettleRoundAnswer Engine::answer_settlement(
     }
     out.payouts.push_back(std::move(award.created));
   }
-  // The Must-Hit-By wins of the lock (at most one per level and round), each with its payout's
-  // state as the lock created it (its kept answer says).
+  // The Must-Hit-By wins of the lock, each with its payout's state as the lock created it (its
+  // kept answer says).
   const auto locked = round.hits.empty() || !round.locked
                           ? std::optional<LockWagersAnswer>()
                           : decode<LockWagersAnswer>(round.locked->answer());
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     for (const AwardDecision& award : decisions[i]) {
       if (award.kind != AwardKind::must_hit_by) continue;
-      const auto hit = std::find_if(round.hits.begin(), round.hits.end(), [&](const auto& each) {
-        return each.link_index == i && each.level == award.level;
-      });
-      JACKPOT_INVARIANT(hit != round.hits.end(), "a Must-Hit-By win is one of the lock's hits");
       auto state = hit_payout_state(locked, table.links[i].link->settings.meters.id, award.level);
-      if (!state && payouts_.count(hit->payout.value()) != 0) state = PayoutState::pending;
-      add(i, award, hit->payout, state);
+      if (!state && payouts_.count(award.payout) != 0) state = PayoutState::pending;
+      add(i, award, PayoutId(award.payout), state);
     }
   }
   meters_of_table(table, answer.meters);

@@ -366,5 +366,49 @@ TEST(BalanceSnapshots, RecoveryRefusesASnapshotThatDoesNotSumToZero) {
   }
 }
 
+// Snapshots taken while the ledger had a `breakage` account (nothing ever posted to it; removed
+// in #15) hold a zero row of it. Such a database still recovers and audits; a breakage row that
+// is not zero is refused, naming the link.
+TEST(BalanceSnapshots, ASnapshotWithTheRetiredBreakageAccountStillRecoversWhenItIsZero) {
+  Floor floor;
+  floor.play(1);
+  floor.snapshot();
+  const std::string through =
+      std::to_string(floor.value("SELECT max(through_transfer_id) FROM balance_snapshots WHERE "
+                                 "link_id = 'a-link'"));
+  floor.exec(
+      "INSERT INTO balance_snapshots (link_id, through_transfer_id, account_kind, level, "
+      "balance_micros, reason) VALUES ('a-link', " +
+      through + ", 'breakage', 0, 0, 'request')");
+  const auto expected = floor.balances("a-link");
+  const storage::StoredState state = storage::load_state(*floor.control);
+  bool found = false;
+  for (const storage::StoredLink& link : state.links) {
+    if (link.id.value() != "a-link") continue;
+    found = true;
+    for (const auto& [account, balance] : expected) {
+      Money stored;
+      for (const auto& [stored_account, stored_balance] : link.balances) {
+        if (stored_account == account) stored = stored_balance;
+      }
+      EXPECT_EQ(stored, balance) << to_string(account);
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(storage::audit_balances(*floor.control).consistent);
+
+  floor.exec("ALTER TABLE balance_snapshots DISABLE TRIGGER balance_snapshots_append_only");
+  floor.exec(
+      "UPDATE balance_snapshots SET balance_micros = 5 WHERE link_id = 'a-link' AND "
+      "account_kind = 'breakage'");
+  try {
+    storage::load_state(*floor.control);
+    FAIL() << "recovery accepted money on the breakage account";
+  } catch (const storage::SnapshotMismatch& error) {
+    EXPECT_NE(std::string(error.what()).find("link 'a-link'"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("breakage"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace jackpot

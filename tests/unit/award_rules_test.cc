@@ -51,18 +51,21 @@ Paytable test_paytable(Money printed_base = dollars("1.00")) {
   PaytableRow must_hit_by = row(HandEvent::must_hit_by, "Must-Hit-By", PayKind::must_hit_by);
   must_hit_by.level = 2;
   must_hit_by.amount = dollars("5000.00");
+  PaytableRow two_pair = row(HandEvent::two_pair, "Two Pair", PayKind::loss);
+  two_pair.envy = dollars("1.00");  // Envy printed on a LOSS row never pays.
   paytable.rows = {
-      percent_row(HandEvent::royal_flush, "Royal Flush", 1, 100, dollars("500.00")),      // 0
-      percent_row(HandEvent::community_royal_flush, "Community Royal Flush", 3, 100),     // 1
-      percent_row(HandEvent::straight_flush, "Straight Flush", 1, 10, dollars("50.00")),  // 2
-      fixed_row(HandEvent::four_of_a_kind, "Four of a Kind", dollars("500.00")),          // 3
-      full_house,                                                                         // 4
-      fixed_row(HandEvent::flush, "Flush", dollars("3.33")),                              // 5
-      fixed_row(HandEvent::straight, "Straight", Money()),                                // 6
-      must_hit_by,                                                                        // 7
-      row(HandEvent::two_pair, "Two Pair", PayKind::loss),                                // 8
+      percent_row(HandEvent::royal_flush_suit_specific, "Royal Flush (Suit Specific)", 1, 100),
+      percent_row(HandEvent::royal_flush, "Royal Flush", 1, 100, dollars("500.00")),
+      percent_row(HandEvent::community_royal_flush, "Community Royal Flush", 3, 100),
+      percent_row(HandEvent::straight_flush, "Straight Flush", 1, 10, dollars("50.00")),
+      fixed_row(HandEvent::four_of_a_kind, "Four of a Kind", dollars("500.00")),
+      full_house,
+      fixed_row(HandEvent::flush, "Flush", dollars("3.33")),
+      fixed_row(HandEvent::straight, "Straight", Money()),
+      fixed_row(HandEvent::three_of_a_kind, "Three of a Kind", dollars("5.00"), dollars("0.01")),
+      must_hit_by,
+      two_pair,
   };
-  paytable.rows[8].envy = dollars("1.00");  // Envy printed on a LOSS row never pays.
   return paytable;
 }
 
@@ -92,7 +95,7 @@ std::string describe(const AwardDecision& award) {
              award.amount.to_string();
     case AwardKind::must_hit_by:
       return text + "MUST_HIT_BY level " + std::to_string(award.level) + ": " +
-             award.amount.to_string();
+             award.amount.to_string() + " (payout " + std::to_string(award.payout) + ")";
   }
   return text;
 }
@@ -208,12 +211,44 @@ const std::vector<Case>& cases() {
       {"Must-Hit-By: the lock's draw won the level; its win is shown with the seat's awards, "
        "after the hands' awards, whatever the seat's hand",
        {{1, 1, "Four of a Kind"}, {2, 1, nullptr}},
-       {"seat 1 FIXED Four of a Kind: 500.00", "seat 2 MUST_HIT_BY level 2: 5000.00"},
+       {"seat 1 FIXED Four of a Kind: 500.00", "seat 2 MUST_HIT_BY level 2: 5000.00 (payout 7)"},
        HitPolicy::sequential,
        dollars("1.00"),
        dollars("1.00"),
        {},
-       {{2, 2, dollars("5000.00")}}},
+       {{2, 2, dollars("5000.00"), PayoutId(7)}}},
+      {"a fixed pay is floored to the cent, never rounded up",
+       {{1, 3, "Flush"}},
+       {"seat 1 FIXED Flush: 2.49"},
+       HitPolicy::sequential,
+       dollars("0.25")},
+      {"fixed pays are \"for 1\" whatever base the paytable prints its Envy for (PMG-02)",
+       {{1, 1, "Four of a Kind"}},
+       {"seat 1 FIXED Four of a Kind: 500.00"},
+       HitPolicy::sequential,
+       dollars("1.00"),
+       dollars("5.00")},
+      {"SPLIT: the seats sharing a level's meter each keep their own hand",
+       {{1, 1, "Royal Flush"}, {2, 1, "Royal Flush (Suit Specific)"}},
+       {"seat 2 PERCENT Royal Flush (Suit Specific): 100% of level 1, shared by 2",
+        "seat 1 PERCENT Royal Flush: 100% of level 1, shared by 2",
+        "seat 2 ENVY Royal Flush of seat 1: 500.00"},
+       HitPolicy::split},
+      {"SPLIT: each level's 100% hits are shared out on their own level",
+       {{1, 1, "Community Royal Flush"},
+        {2, 1, "Royal Flush (Suit Specific)"},
+        {3, 1, "Community Royal Flush"},
+        {4, 1, "Royal Flush (Suit Specific)"}},
+       {"seat 4 PERCENT Royal Flush (Suit Specific): 100% of level 1, shared by 2",
+        "seat 2 PERCENT Royal Flush (Suit Specific): 100% of level 1, shared by 2",
+        "seat 3 PERCENT Community Royal Flush: 100% of level 3, shared by 2",
+        "seat 1 PERCENT Community Royal Flush: 100% of level 3, shared by 2"},
+       HitPolicy::split},
+      {"Envy floored to zero cents pays nothing",
+       {{1, 1, "Three of a Kind"}, {2, 1, nullptr}},
+       {"seat 1 FIXED Three of a Kind: 0.25"},
+       HitPolicy::sequential,
+       dollars("0.05")},
   };
   return all;
 }
@@ -240,9 +275,25 @@ TEST(AwardRules, EachRuleOfTheSeedsDecidesTheAwardsInTheirOrder) {
   }
 }
 
+TEST(AwardRules, AnEnvyPastTheMoneyRangeIsRefusedWhenASeatWouldReceiveIt) {
+  const Paytable paytable = test_paytable(Money::from_micros(1));
+  const std::vector<SeatRow> two_seats = {{1, 1, row_index(paytable, "Royal Flush")}, {2, 1, {}}};
+  const auto refused =
+      decide_awards({&paytable, dollars("1000000.00"), HitPolicy::sequential, two_seats, {}, {}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), LinkError::overflow);
+  // Alone on the link, the winner's Envy pays nobody and is never computed.
+  const std::vector<SeatRow> alone = {{1, 1, row_index(paytable, "Royal Flush")}};
+  const auto decided =
+      decide_awards({&paytable, dollars("1000000.00"), HitPolicy::sequential, alone, {}, {}});
+  ASSERT_TRUE(decided.ok());
+  EXPECT_EQ(decided->size(), 1U);
+}
+
 TEST(AwardRules, APayPastTheMoneyRangeIsRefusedNotWrapped) {
   const Paytable paytable = test_paytable();
-  const std::vector<SeatRow> huge_stake = {{1, std::numeric_limits<std::int64_t>::max() / 2, 3}};
+  const std::vector<SeatRow> huge_stake = {
+      {1, std::numeric_limits<std::int64_t>::max() / 2, row_index(paytable, "Four of a Kind")}};
   const auto decided =
       decide_awards({&paytable, dollars("1000.00"), HitPolicy::sequential, huge_stake, {}, {}});
   ASSERT_FALSE(decided.ok());

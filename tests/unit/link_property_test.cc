@@ -283,7 +283,6 @@ class Rules {
 struct Balances {
   i128 wagers = 0;
   i128 seed_funding = 0;
-  i128 breakage = 0;
   i128 awards_payable = 0;
   i128 paid = 0;
   i128 tray_paid = 0;
@@ -293,13 +292,13 @@ struct Balances {
   i128& at(AccountRef account) { return field(*this, account); }
   i128 get(AccountRef account) const { return field(*this, account); }
   i128 sum() const {
-    i128 total = wagers + seed_funding + breakage + awards_payable + paid + tray_paid;
+    i128 total = wagers + seed_funding + awards_payable + paid + tray_paid;
     for (std::size_t level = 1; level <= kMaxLevels; ++level)
       total += meter[level] + reserve[level];
     return total;
   }
   bool fit() const {
-    for (const i128 value : {wagers, seed_funding, breakage, awards_payable, paid, tray_paid}) {
+    for (const i128 value : {wagers, seed_funding, awards_payable, paid, tray_paid}) {
       if (!fits64(value)) return false;
     }
     return std::all_of(meter.begin(), meter.end(), fits64) &&
@@ -316,8 +315,6 @@ struct Balances {
         return self.wagers;
       case AccountKind::seed_funding:
         return self.seed_funding;
-      case AccountKind::breakage:
-        return self.breakage;
       case AccountKind::awards_payable:
         return self.awards_payable;
       case AccountKind::paid:
@@ -329,7 +326,7 @@ struct Balances {
       case AccountKind::reserve:
         return self.reserve[account.level];
     }
-    return self.breakage;
+    std::abort();  // Every kind is handled above.
   }
 };
 
