@@ -7,10 +7,32 @@
 
 namespace jackpot {
 
-using cards_detail::kLetters;
+namespace {
+
+// Rank and suit by character, either case; -1 for anything else.
+struct CardLetters {
+  std::array<std::int8_t, 256> rank{};
+  std::array<std::int8_t, 256> suit{};
+  constexpr CardLetters() {
+    rank.fill(-1);
+    suit.fill(-1);
+    for (std::size_t i = 0; i < kRankLetters.size(); ++i) {
+      const char c = kRankLetters[i];
+      rank[static_cast<unsigned char>(c)] = static_cast<std::int8_t>(i);
+      if (c >= 'A' && c <= 'Z')
+        rank[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
+    }
+    for (std::size_t i = 0; i < kSuitLetters.size(); ++i) {
+      suit[static_cast<unsigned char>(kSuitLetters[i])] = static_cast<std::int8_t>(i);
+      suit[static_cast<unsigned char>(kSuitLetters[i] - 'a' + 'A')] = static_cast<std::int8_t>(i);
+    }
+  }
+};
+constexpr CardLetters kLetters;
+
+}  // namespace
 
 Result<Card, CardError> parse_card(std::string_view text) {
-  // Messages are built only on failure: parsing is on the path of every settlement.
   const auto quoted = [text] { return quote_prefix(text); };
   if (text.size() < 2 || text.size() > 3) {
     return CardError{quoted() + " is not a card (expected a rank and a suit, e.g. As, Td, 10h)"};
@@ -40,33 +62,21 @@ std::string to_string(Card card) {
 Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
                                                  std::string_view what) {
   std::vector<Card> cards;
-  if (auto error = parse_cards_into(texts, what, cards)) return *std::move(error);
-  return cards;
-}
-
-std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
-                                          std::vector<Card>& cards, CardMask* mask) {
-  // Sized once and written by index: a reused vector of the same size costs nothing here.
-  cards.resize(texts.size());
+  cards.reserve(texts.size());
   CardMask seen = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    std::optional<Card> card = parse_two_letter_card(texts[i]);
+    auto card = parse_card(texts[i]);
     if (!card) {
-      auto parsed = parse_card(texts[i]);
-      if (!parsed) {
-        return CardError{std::string(what) + ", card " + std::to_string(i + 1) + ": " +
-                         parsed.error().message};
-      }
-      card = *parsed;
+      return CardError{std::string(what) + ", card " + std::to_string(i + 1) + ": " +
+                       card.error().message};
     }
     if (seen & card_bit(*card)) {
       return CardError{std::string(what) + ": " + to_string(*card) + " appears twice", true};
     }
     seen |= card_bit(*card);
-    cards[i] = *card;
+    cards.push_back(*card);
   }
-  if (mask != nullptr) *mask = seen;
-  return std::nullopt;
+  return cards;
 }
 
 }  // namespace jackpot

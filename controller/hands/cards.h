@@ -44,42 +44,6 @@ Result<Card, CardError> parse_card(std::string_view text);
 inline constexpr std::string_view kRankLetters = "23456789TJQKA";
 inline constexpr std::string_view kSuitLetters = "shdc";
 
-namespace cards_detail {
-
-// Rank and suit by character, either case; -1 for anything else.
-struct CardLetters {
-  std::array<std::int8_t, 256> rank{};
-  std::array<std::int8_t, 256> suit{};
-  constexpr CardLetters() {
-    rank.fill(-1);
-    suit.fill(-1);
-    for (std::size_t i = 0; i < kRankLetters.size(); ++i) {
-      const char c = kRankLetters[i];
-      rank[static_cast<unsigned char>(c)] = static_cast<std::int8_t>(i);
-      if (c >= 'A' && c <= 'Z')
-        rank[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
-    }
-    for (std::size_t i = 0; i < kSuitLetters.size(); ++i) {
-      suit[static_cast<unsigned char>(kSuitLetters[i])] = static_cast<std::int8_t>(i);
-      suit[static_cast<unsigned char>(kSuitLetters[i] - 'a' + 'A')] = static_cast<std::int8_t>(i);
-    }
-  }
-};
-inline constexpr CardLetters kLetters;
-
-}  // namespace cards_detail
-
-// parse_card() for the card as tables send it, a rank letter and a suit letter ("As"), inline
-// and without building a Result: settlement parses every card of every round. Nothing for any
-// other text, valid ("10h") or not: the caller then asks parse_card() for the card or the error.
-inline std::optional<Card> parse_two_letter_card(std::string_view text) {
-  if (text.size() != 2) return std::nullopt;
-  const std::int8_t rank = cards_detail::kLetters.rank[static_cast<unsigned char>(text[0])];
-  const std::int8_t suit = cards_detail::kLetters.suit[static_cast<unsigned char>(text[1])];
-  if ((rank | suit) < 0) return std::nullopt;
-  return Card{static_cast<std::uint8_t>(rank), static_cast<std::uint8_t>(suit)};
-}
-
 // "As", "Td": upper-case rank, lower-case suit.
 std::string to_string(Card card);
 constexpr char suit_letter(Suit suit) { return kSuitLetters[static_cast<std::size_t>(suit) & 3]; }
@@ -92,9 +56,5 @@ constexpr char rank_letter(Card card) {
 // messages ("pocket cards of seat 3").
 Result<std::vector<Card>, CardError> parse_cards(std::span<const std::string> texts,
                                                  std::string_view what);
-// The same into `cards` (replaced), for callers that reuse one vector; with `mask`, also the
-// cards' mask (made while checking for duplicates anyway).
-std::optional<CardError> parse_cards_into(std::span<const std::string> texts, std::string_view what,
-                                          std::vector<Card>& cards, CardMask* mask = nullptr);
 
 }  // namespace jackpot

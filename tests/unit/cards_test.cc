@@ -55,24 +55,6 @@ TEST(Cards, RefuseMalformedCardsWithAClearMessage) {
   }
 }
 
-// Settlement tries the inline two-letter parser first: on every two-byte text it must give
-// parse_card()'s card, or nothing where parse_card() refuses.
-TEST(Cards, TheTwoLetterParserAgreesWithParseCardOnEveryTwoBytes) {
-  for (int first = 0; first < 256; ++first) {
-    for (int second = 0; second < 256; ++second) {
-      const char text[] = {static_cast<char>(first), static_cast<char>(second)};
-      const std::string_view view(text, 2);
-      const auto quick = parse_two_letter_card(view);
-      const auto full = parse_card(view);
-      ASSERT_EQ(quick.has_value(), full.ok()) << first << " " << second;
-      if (quick) {
-        EXPECT_EQ(*quick, *full);
-      }
-    }
-  }
-  EXPECT_FALSE(parse_two_letter_card("10h"));  // Valid, but for parse_card().
-}
-
 TEST(Cards, ParseListsAndRefuseDuplicates) {
   const std::vector<std::string> good{"As", "Kd", "10c"};
   EXPECT_EQ(parse_cards(good, "pocket cards of seat 3")->size(), 3u);

@@ -686,8 +686,10 @@ class LinkProperty {
  public:
   LinkProperty(const LinkConfig& config, Dice& dice, SplitMix64& link_random, Stats& stats)
       : config_text_(describe(config)), rules_(config), dice_(dice), stats_(stats) {
-    for (std::size_t kind = 0; kind < 6; ++kind) {
-      accounts_.push_back(AccountRef::link(static_cast<AccountKind>(kind)));
+    for (const AccountKind kind :
+         {AccountKind::wagers, AccountKind::seed_funding, AccountKind::awards_payable,
+          AccountKind::paid, AccountKind::tray_paid}) {
+      accounts_.push_back(AccountRef::link(kind));
     }
     for (std::uint32_t level = 1; level <= rules_.count(); ++level) {
       accounts_.push_back(AccountRef::meter(level));
