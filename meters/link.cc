@@ -296,7 +296,7 @@ Result<MustHitByHit, LinkError> Link::hit_must_hit_by(std::uint32_t level, Money
 
 Result<ResetResult, LinkError> Link::reset(std::uint32_t level, Origin origin,
                                            std::vector<Transfer>& out) {
-  JACKPOT_INVARIANT(has_level(level), "a level is reset only by its own award");
+  JACKPOT_INVARIANT(has_level(level), "reset() names one of the link's levels");
   LevelState& state = levels_[level - 1];
   ResetResult result;
   // Seed and reserve fill the meter only up to its cap: what a split or a percent award leaves

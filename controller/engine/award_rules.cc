@@ -55,19 +55,16 @@ Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& rou
   std::set<std::uint32_t> shared_out;  // Levels whose split is decided.
   for (const SeatRow* seat : winners) {
     const PaytableRow& row = row_of(seat);
-    switch (row.kind) {
-      case PayKind::percent: {
-        const auto group = sharing.find(row.level);
-        if (group == sharing.end() || row.percent != 100) {
-          awards.push_back({.kind = AwardKind::percent,
-                            .seat = seat->seat,
-                            .hand = row.label,
-                            .level = row.level,
-                            .percent = row.percent,
-                            .amount = Money()});  // Taken from the meter when applied.
-          break;
-        }
-        if (!shared_out.insert(row.level).second) break;  // Shared out at its highest seat.
+    if (row.kind == PayKind::percent) {
+      const auto group = sharing.find(row.level);
+      if (group == sharing.end() || row.percent != 100) {
+        awards.push_back({.kind = AwardKind::percent,
+                          .seat = seat->seat,
+                          .hand = row.label,
+                          .level = row.level,
+                          .percent = row.percent,
+                          .amount = Money()});           // Taken from the meter when applied.
+      } else if (shared_out.insert(row.level).second) {  // At the highest of the seats sharing.
         const auto shared_by = static_cast<std::uint32_t>(group->second.size());
         for (const SeatRow* share : group->second) {
           awards.push_back({.kind = AwardKind::percent,
@@ -78,21 +75,16 @@ Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& rou
                             .shared_by = shared_by,
                             .amount = Money()});
         }
-        break;
       }
-      case PayKind::fixed:
-      case PayKind::dynamic: {
-        const auto amount = row_pay(round, *seat, row);
-        if (!amount) return LinkError::overflow;
-        if (*amount == Money()) break;
-        const AwardKind kind = row.kind == PayKind::fixed ? AwardKind::fixed : AwardKind::dynamic;
+    } else if (row.kind == PayKind::fixed || row.kind == PayKind::dynamic) {
+      const auto amount = row_pay(round, *seat, row);
+      if (!amount) return LinkError::overflow;
+      const AwardKind kind = row.kind == PayKind::fixed ? AwardKind::fixed : AwardKind::dynamic;
+      if (*amount > Money()) {
         awards.push_back({.kind = kind, .seat = seat->seat, .hand = row.label, .amount = *amount});
-        break;
       }
-      case PayKind::must_hit_by:  // Won by the draw at the lock, never by a hand.
-      case PayKind::loss:
-        break;
     }
+    // A LOSS row pays nothing; a MUST_HIT_BY row is won by the draw at the lock, never by a hand.
   }
 
   for (const SeatRow* winner : winners) {

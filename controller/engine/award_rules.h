@@ -19,7 +19,7 @@
 namespace jackpot {
 
 // The award rules of a settlement, for one link: which seat wins what, in the order the awards
-// are applied to the link's meters (DESIGN.md §5, docs/architecture.md §5). A pure function of
+// are applied to the link's meters (docs/architecture.md §5 and §5a). A pure function of
 // the seats' rows and the link's policy: it reads no meter and posts nothing. A PERCENT award
 // names its level and percent; its amount is taken from the meter when the award is applied, in
 // this order, because a second 100% hit on a level wins the meter its first hit's reset left.
@@ -65,7 +65,9 @@ struct AwardDecision {
   std::uint32_t shared_by = 1;
   Money amount;                 // FIXED, DYNAMIC, ENVY and MUST_HIT_BY: the amount, above zero.
   std::uint32_t from_seat = 0;  // ENVY: the seat whose hand pays it.
-  std::uint64_t payout = 0;     // MUST_HIT_BY: the id of the payout the lock created.
+  // MUST_HIT_BY: the id of the payout the lock created (a plain number: gcc 12 warns about a
+  // class-type member left to its default in the designated initializers above).
+  std::uint64_t payout = 0;
 };
 
 // The link's awards in the order they apply:

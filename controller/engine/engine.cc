@@ -1,10 +1,7 @@
 #include "controller/engine/engine.h"
 
 #include <algorithm>
-#include <array>
 #include <bitset>
-#include <limits>
-#include <numeric>
 #include <set>
 #include <unordered_map>
 
@@ -1185,7 +1182,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
 
 // ---- SettleRound ----------------------------------------------------------------------------
 // validate (check_report) → evaluate (evaluate_link) → decide (decide_awards, award_rules.h) →
-// apply (apply_awards) → answer (answer_settlement).
+// apply (apply_awards) → record and answer (record_settlement).
 
 // What one wagering seat's hand came to on one link.
 struct SeatOutcome {
@@ -1472,7 +1469,7 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
     auto decided =
         decide_awards({played.paytable, played.link->settings.meters.base_wager,
                        played.link->settings.simultaneous_hits, rows, round.dynamic[i], wins});
-    if (!decided) {
+    if (!decided) {  // A pay past the money range: on the wire, as the ledger's refusal it was.
       return failure(EngineError::ledger_refused, round_name(request.table, request.round) +
                                                       ": the ledger refused the awards: " +
                                                       std::string(to_string(decided.error())));
@@ -1484,8 +1481,8 @@ Result<SettleRoundAnswer, EngineFailure> Engine::settle_round(const SettleRoundR
   auto applied = apply_awards(table, round, decisions, now);
   if (!applied) return applied.error();
 
-  // Answer.
-  return answer_settlement(table, round, request, outcomes, decisions, *applied, now, out);
+  // Record and answer.
+  return record_settlement(table, round, request, outcomes, decisions, *applied, now, out);
 }
 
 // Posts the decided awards on every link in their order, all or nothing: each gets a payout,
@@ -1551,11 +1548,12 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
             auto paid = link.link.award_percent(award.level, award.percent,
                                                 {round.key, payout.value()}, link.scratch);
             if (!paid) return refuse(paid.error());
-            if (paid->amount == Money()) break;  // A meter below one cent: nothing to pay.
-            ++last_payout_id_;
-            AwardDecision won = award;
-            won.amount = paid->amount;
-            applied.push_back({i, won, payout, posted(link.scratch, paid->transfer), {}});
+            if (paid->amount > Money()) {  // A meter below one cent pays nothing, and no payout.
+              ++last_payout_id_;
+              AwardDecision won = award;
+              won.amount = paid->amount;
+              applied.push_back({i, won, payout, posted(link.scratch, paid->transfer), {}});
+            }
           }
           break;
         case AwardKind::fixed:
@@ -1607,10 +1605,11 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
   return applied;
 }
 
-// Records the settlement and lays out its answer: a result per wagering seat and link, highest
-// seat first and a seat's links in configuration order, each with its awards in the order
-// applied, then the Must-Hit-By wins of the lock.
-SettleRoundAnswer Engine::answer_settlement(
+// Makes the applied settlement the round's state (pending payouts kept for approval, the round
+// SETTLED, its first answer kept for replays), appends its records, and lays out the answer: a
+// result per wagering seat and link, highest seat first and a seat's links in configuration
+// order, each with its awards in the order applied, then the Must-Hit-By wins of the lock.
+SettleRoundAnswer Engine::record_settlement(
     TableState& table, RoundState& round, const SettleRoundRequest& request,
     const std::vector<std::vector<SeatOutcome>>& outcomes,
     const std::vector<std::vector<AwardDecision>>& decisions, std::vector<AppliedAward>& applied,
@@ -1633,6 +1632,7 @@ SettleRoundAnswer Engine::answer_settlement(
   // Each (seat, link)'s result, as an index into the results.
   const std::size_t link_count = table.links.size();
   std::vector<std::size_t> result_of((table.settings.seats + 1) * link_count);
+  std::vector<bool> has_result(result_of.size());
   const auto slot = [link_count](std::uint32_t seat, std::size_t link_index) {
     return seat * link_count + link_index;
   };
@@ -1642,6 +1642,7 @@ SettleRoundAnswer Engine::answer_settlement(
         if (outcome.seat != seat) continue;
         const auto& played = table.links[i];
         result_of[slot(seat, i)] = answer.results.size();
+        has_result[slot(seat, i)] = true;
         answer.results.push_back({seat,
                                   played.link->settings.meters.id,
                                   played.paytable->id,
@@ -1654,6 +1655,7 @@ SettleRoundAnswer Engine::answer_settlement(
   }
   const auto add = [&](std::size_t link_index, const AwardDecision& award, PayoutId payout,
                        std::optional<PayoutState> state) {
+    JACKPOT_INVARIANT(has_result[slot(award.seat, link_index)], "an award's seat has a result");
     SeatResultView& result = answer.results[result_of[slot(award.seat, link_index)]];
     result.awards.push_back({result.link, award.kind, award.level, award.hand, award.from_seat,
                              award.amount, payout, state});

@@ -139,7 +139,7 @@ class Engine {
   Result<std::vector<AppliedAward>, EngineFailure> apply_awards(
       TableState& table, const RoundState& round,
       const std::vector<std::vector<AwardDecision>>& decisions, std::int64_t now);
-  SettleRoundAnswer answer_settlement(TableState& table, RoundState& round,
+  SettleRoundAnswer record_settlement(TableState& table, RoundState& round,
                                       const SettleRoundRequest& request,
                                       const std::vector<std::vector<SeatOutcome>>& outcomes,
                                       const std::vector<std::vector<AwardDecision>>& decisions,

@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CardMask expected = 0;
   for (const Card& card : *list) expected |= jackpot::card_bit(card);
   JACKPOT_INVARIANT(expected == seen, "the list holds exactly the cards of the words");
-  JACKPOT_INVARIANT(static_cast<std::size_t>(std::popcount(mask)) == words.size(),
+  JACKPOT_INVARIANT(static_cast<std::size_t>(std::popcount(seen)) == words.size(),
                     "one bit per card");
   return 0;
 }

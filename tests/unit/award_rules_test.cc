@@ -1,4 +1,4 @@
-// decide_awards(): the award rules of a settlement, one case per rule of DESIGN.md §5 and §5a
+// decide_awards(): the award rules of a settlement, one case per rule of docs/architecture.md §5
 // (the seeds' "awards in seat order", SEQUENTIAL and SPLIT, "for 1" pays, Dynamic Pay, Envy,
 // Community Royal, Must-Hit-By). Each case names the rule it checks; the expected awards are
 // written out as an auditor would read them.
@@ -94,7 +94,7 @@ std::string describe(const AwardDecision& award) {
       return text + "ENVY " + award.hand + " of seat " + std::to_string(award.from_seat) + ": " +
              award.amount.to_string();
     case AwardKind::must_hit_by:
-      return text + "MUST_HIT_BY level " + std::to_string(award.level) + ": " +
+      return text + "MUST_HIT_BY " + award.hand + " level " + std::to_string(award.level) + ": " +
              award.amount.to_string() + " (payout " + std::to_string(award.payout) + ")";
   }
   return text;
@@ -211,7 +211,8 @@ const std::vector<Case>& cases() {
       {"Must-Hit-By: the lock's draw won the level; its win is shown with the seat's awards, "
        "after the hands' awards, whatever the seat's hand",
        {{1, 1, "Four of a Kind"}, {2, 1, nullptr}},
-       {"seat 1 FIXED Four of a Kind: 500.00", "seat 2 MUST_HIT_BY level 2: 5000.00 (payout 7)"},
+       {"seat 1 FIXED Four of a Kind: 500.00",
+        "seat 2 MUST_HIT_BY Must-Hit-By level 2: 5000.00 (payout 7)"},
        HitPolicy::sequential,
        dollars("1.00"),
        dollars("1.00"),
@@ -244,6 +245,32 @@ const std::vector<Case>& cases() {
         "seat 3 PERCENT Community Royal Flush: 100% of level 3, shared by 2",
         "seat 1 PERCENT Community Royal Flush: 100% of level 3, shared by 2"},
        HitPolicy::split},
+      {"a winner above a SPLIT group is paid first, then the group, then those below it",
+       {{1, 1, "Royal Flush"}, {2, 1, "Four of a Kind"}, {3, 1, "Royal Flush"}, {4, 1, "Flush"}},
+       {"seat 4 FIXED Flush: 3.33", "seat 3 PERCENT Royal Flush: 100% of level 1, shared by 2",
+        "seat 1 PERCENT Royal Flush: 100% of level 1, shared by 2",
+        "seat 2 FIXED Four of a Kind: 500.00", "seat 4 ENVY Royal Flush of seat 3: 500.00",
+        "seat 2 ENVY Royal Flush of seat 3: 500.00", "seat 1 ENVY Royal Flush of seat 3: 500.00",
+        "seat 4 ENVY Royal Flush of seat 1: 500.00", "seat 3 ENVY Royal Flush of seat 1: 500.00",
+        "seat 2 ENVY Royal Flush of seat 1: 500.00"},
+       HitPolicy::split},
+      {"Envy from a FIXED row; a selected DYNAMIC row pays its option per unit the seat locked",
+       {{1, 3, "Full House"}, {2, 1, "Three of a Kind"}},
+       {"seat 2 FIXED Three of a Kind: 5.00", "seat 1 DYNAMIC Full House: 3300.00",
+        "seat 1 ENVY Three of a Kind of seat 2: 0.01"},
+       HitPolicy::sequential,
+       dollars("1.00"),
+       dollars("1.00"),
+       {{"Full House", 10}}},
+      {"Must-Hit-By: several levels won at one lock are shown in the order drawn",
+       {{1, 1, nullptr}, {2, 1, nullptr}},
+       {"seat 2 MUST_HIT_BY Must-Hit-By level 3: 250.00 (payout 4)",
+        "seat 1 MUST_HIT_BY Must-Hit-By level 2: 5000.00 (payout 5)"},
+       HitPolicy::sequential,
+       dollars("1.00"),
+       dollars("1.00"),
+       {},
+       {{2, 3, dollars("250.00"), PayoutId(4)}, {1, 2, dollars("5000.00"), PayoutId(5)}}},
       {"Envy floored to zero cents pays nothing",
        {{1, 1, "Three of a Kind"}, {2, 1, nullptr}},
        {"seat 1 FIXED Three of a Kind: 0.25"},

@@ -773,6 +773,40 @@ TEST(EngineSameRound, SequentialPolicyGivesTheSecondRoyalTheResetMeter) {
 
 // ---- 3. Envy -----------------------------------------------------------------------------------
 
+// A settlement is all or nothing across its awards: when the ledger refuses one while they are
+// applied (here the second of two $5,000,000,000,000 Four-of-a-Kind pays overflows
+// awards_payable), the awards already posted are undone and the payout counter, the meters and
+// the round are as they were; the round can still be voided.
+TEST(EngineSameRound, ALedgerRefusalWhileApplyingTheAwardsChangesNothing) {
+  EngineConfig config;
+  config.links.push_back(
+      link_settings("BIG", {level(1, "Royal Flush", "1000.00", 12345, 3000)}, "1000000000.00"));
+  config.tables.push_back(
+      table_settings("HUH-1", GameRule::heads_up_holdem, 6, {plays("BIG", "PT-BJS-HUH-5CP-01")}));
+  Harness h(config);
+  h.open("HUH-1", 1);
+  // 100 base wagers of $1,000,000,000 each: a $50 Four-of-a-Kind pays $5,000,000,000,000.
+  const std::int64_t hundred_units_cents = 100 * 100'000'000'000LL;
+  h.lock(lock_request(
+      "HUH-1", 1, {wager(1, "BIG", hundred_units_cents), wager(2, "BIG", hundred_units_cents)}));
+  const EngineSnapshot before = h.engine().snapshot();
+
+  // Four aces on the board: both seats hold Four-of-a-Kind.
+  const auto refused = h.run("settle", [](Engine& engine, Records& records) {
+    return engine.settle_round(
+        settle_request("HUH-1", 1, {cards(1, {"2c", "3d"}), cards(2, {"5h", "6s"})},
+                       {"As", "Ah", "Ad", "Ac", "Kd"}),
+        records);
+  });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, EngineError::ledger_refused);
+  EXPECT_NE(refused.error().message.find("overflow"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE(h.records().transfers.empty() && h.records().payouts.empty() &&
+              h.records().hands.empty() && h.records().rounds.empty());
+  EXPECT_EQ(h.engine().snapshot(), before) << "a refused settlement changed the engine";
+  h.void_round(void_request("HUH-1", 1, "the settlement could not be paid"));
+}
+
 TEST(EngineEnvy, TwoWinnersAtFiveSeatsWithOneSeatNotWagering) {
   // Mississippi Stud, real cards: seat 4 a royal (Envy $1000), seat 2 a straight flush (Envy
   // $300), seats 1 and 3 nothing, seat 5 did not wager.

@@ -1097,7 +1097,7 @@ class LinkProperty {
   void invalid_level() {
     const std::uint32_t level = dice_.percent(50) ? 0 : rules_.count() + 1;
     const auto error = LinkError::unknown_level;
-    switch (dice_.below(4)) {
+    switch (dice_.below(3)) {
       case 0:
         return expect_refusal("award_percent", level, 100, error, [&](Origin origin) {
           return link_->award_percent(level, 100, origin, transfers_);
@@ -1108,10 +1108,6 @@ class LinkProperty {
           return link_->award_split(level, origins, transfers_);
         });
       }
-      case 2:
-        return expect_refusal("reset", level, 0, error, [&](Origin origin) {
-          return LinkTestAccess::reset(*link_, level, origin, transfers_);
-        });
       default:
         return expect_refusal("adjust_meter", level, 10'000, error, [&](Origin origin) {
           return link_->adjust_meter(level, money(kCent), "count correction", origin, transfers_);
