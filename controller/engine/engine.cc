@@ -1005,11 +1005,147 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                    round_name(request.table, request.round) + " is not OPEN");
   }
 
-  // Validate every wager before anything changes. Per link of the table: its wagers, their
-  // units and the seats that wagered on it.
+  auto checked = check_wagers(request, table);
+  if (!checked) return checked.error();
+  std::vector<std::vector<RoundSnapshot::SeatWager>>& wagers = *checked;
+
+  // Contributions on every link, all or nothing.
+  std::vector<Link::Checkpoint> checkpoints;
+  std::vector<ContributionResult> results(table.links.size());
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    link.scratch.clear();
+    checkpoints.push_back(link.link.checkpoint(link.scratch));
+    std::int64_t units = 0;  // check_wagers() refused a sum out of range.
+    for (const auto& wager : wagers[i]) units += wager.units;
+    if (units == 0) continue;
+    auto contributed = link.link.contribute(units, Origin{round->key, 0}, link.scratch);
+    if (!contributed) {
+      for (std::size_t j = 0; j <= i; ++j) {
+        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
+      }
+      return failure(EngineError::ledger_refused, "link '" + link.settings.meters.id.value() +
+                                                      "' refused the contributions: " +
+                                                      std::string(to_string(contributed.error())));
+    }
+    results[i] = std::move(contributed).value();
+  }
+
+  // From here on nothing can fail.
+  const std::int64_t now = clock_.now_us();
+  LockWagersAnswer answer{request.table, request.round, {}, {}};
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    LinkState& link = *table.links[i].link;
+    for (const auto& wager : wagers[i]) {
+      out.wagers.emplace_back(round->key, wager.seat, link.name,
+                              *link.settings.meters.base_wager.times(wager.units), wager.units);
+    }
+    round->contributions[i].reserve(link.scratch.size());
+    for (const Transfer& transfer : link.scratch) {
+      out.transfers.emplace_back(link.name, transfer);
+      if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
+        round->contributions[i].push_back(transfer);
+      }
+    }
+    for (const MustHitByHit& hit : results[i].hits) {
+      answer.must_hit_by_hits.push_back(
+          award_must_hit_by(table, *round, i, hit, wagers[i], now, out));
+    }
+    if (!results[i].hits.empty()) note_awards(table, link);
+    link.scratch.clear();
+  }
+  round->wagers = std::move(wagers);
+  round->phase = RoundPhase::locked;
+  meters_of_table(table, answer.meters);
+  keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
+  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
+  return answer;
+}
+
+// A Must-Hit-By level that a lock's contributions carried to its trigger on the table's link
+// `link_index`: its winner drawn among the link's wagering seats (uniformly, or by wager), the
+// draws recorded, and its payout created from the hit on, its amount frozen
+// (docs/architecture.md §6): paid at once below the link's approval threshold.
+MustHitByHitView Engine::award_must_hit_by(const TableState& table, RoundState& round,
+                                           std::size_t link_index, const MustHitByHit& hit,
+                                           std::span<const RoundSnapshot::SeatWager> wagers,
+                                           std::int64_t now, Records& out) {
+  LinkState& link = *table.links[link_index].link;
+  const LinkId& link_id = link.settings.meters.id;
+  // The winner: uniformly (or by wager) among the round's wagering seats on this link.
+  std::vector<std::uint64_t> seats;
+  std::vector<std::uint32_t> weights;
+  for (const auto& wager : wagers) {
+    seats.push_back(wager.seat);
+    weights.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
+  }
+  const bool weighted = link.settings.must_hit_by_weighted_by_wager;
+  const std::size_t winner =
+      weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
+  const std::uint64_t draw_id = next_draw_id();
+  out.draws.push_back(
+      {draw_id, round.key, link_id, hit.level, DrawKind::must_hit_by_winner,
+       "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
+       "seat=" + std::to_string(seats[winner]), std::nullopt, now});
+  if (hit.next) {
+    out.draws.push_back({next_draw_id(), round.key, link_id, hit.level, DrawKind::hidden_trigger,
+                         "above=" + hit.next->range_above.to_string() +
+                             " up_to=" + hit.next->range_up_to.to_string(),
+                         "committed " + to_hex(hit.next->commitment), hit.next, now});
+  }
+  Transfer award;
+  for (const Transfer& transfer : link.scratch) {
+    if (transfer.id == hit.award) award = transfer;
+  }
+  // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
+  const auto seat = static_cast<std::uint32_t>(seats[winner]);
+  const PayoutId payout_id(++last_payout_id_);
+  Payout payout;
+  payout.id = payout_id;
+  payout.table = table.settings.id;
+  payout.round = round.id;
+  payout.seat = seat;
+  payout.link = link_id;
+  payout.kind = AwardKind::must_hit_by;
+  payout.level = hit.level;
+  payout.hand = kMustHitByLabel;
+  payout.amount = hit.amount;
+  payout.state = PayoutState::pending;
+  payout.approvals_required = 1;
+  payout.award_transfer = award.id;
+  payout.created_us = now;
+  payout.epoch = round.epoch;
+  if (hit.amount < link.settings.approval_threshold) {
+    std::vector<Transfer> paid_now;
+    const auto paid = link.link.pay_award(award, {round.key, payout_id.value()}, paid_now);
+    JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
+    for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
+    payout.state = PayoutState::paid;
+    payout.approvals_required = 0;
+  } else if (link.settings.dual_approval_threshold &&
+             hit.amount > *link.settings.dual_approval_threshold) {
+    payout.approvals_required = 2;
+  }
+  out.payouts.push_back(payout);
+  if (payout.state == PayoutState::pending) {
+    award_transfers_[payout_id.value()] = award;
+    payouts_[payout_id.value()] = payout;
+  }
+  round.hits.push_back({link_index, hit.level, seat, hit.amount, award, draw_id, payout_id});
+  out.hits.push_back(
+      {round.key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
+  return {link_id, hit.level, seat, hit.amount, draw_id, payout.state};
+}
+
+// Every wager of a lock, checked before anything changes: the seat exists, the table plays the
+// link, no seat wagers twice on a link, the link is OPEN, and the amount is a positive whole
+// number of the link's base wagers within its maximum, the link's total within range. The wagers
+// per link of the table, lowest seat first.
+Result<std::vector<std::vector<RoundSnapshot::SeatWager>>, EngineFailure> Engine::check_wagers(
+    const LockWagersRequest& request, const TableState& table) {
   std::vector<std::vector<RoundSnapshot::SeatWager>> wagers(table.links.size());
-  std::vector<std::int64_t> units_per_link(table.links.size(), 0);
   std::vector<std::bitset<kMaxSeats + 1>> seats_seen(table.links.size());
+  std::vector<std::int64_t> units_on(table.links.size(), 0);  // Overflow is refused.
   for (const WagerRequest& wager : request.wagers) {
     const auto seat = [&wager] { return "seat " + std::to_string(wager.seat); };
     if (wager.seat < 1 || wager.seat > table.settings.seats) {
@@ -1054,130 +1190,17 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
                      seat() + ": the wager " + micros->to_string() + " is more than the link's " +
                          std::to_string(link.settings.max_wager_units) + " base wagers");
     }
-    if (__builtin_add_overflow(units_per_link[index], units, &units_per_link[index])) {
+    if (__builtin_add_overflow(units_on[index], units, &units_on[index])) {
       return invalid(EngineError::wager_overflow, seat() + ": the wagers overflow");
     }
     wagers[index].push_back({wager.seat, units});
   }
 
-  // Contributions on every link, all or nothing.
-  std::vector<Link::Checkpoint> checkpoints;
-  std::vector<ContributionResult> results(table.links.size());
-  for (std::size_t i = 0; i < table.links.size(); ++i) {
-    LinkState& link = *table.links[i].link;
-    link.scratch.clear();
-    checkpoints.push_back(link.link.checkpoint(link.scratch));
-    if (units_per_link[i] == 0) continue;
-    auto contributed = link.link.contribute(units_per_link[i], Origin{round->key, 0}, link.scratch);
-    if (!contributed) {
-      for (std::size_t j = 0; j <= i; ++j) {
-        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
-      }
-      return failure(EngineError::ledger_refused, "link '" + link.settings.meters.id.value() +
-                                                      "' refused the contributions: " +
-                                                      std::string(to_string(contributed.error())));
-    }
-    results[i] = std::move(contributed).value();
-  }
-
-  // From here on nothing can fail.
-  const std::int64_t now = clock_.now_us();
-  LockWagersAnswer answer{request.table, request.round, {}, {}};
-  for (std::size_t i = 0; i < table.links.size(); ++i) {
-    LinkState& link = *table.links[i].link;
-    const LinkId& link_id = link.settings.meters.id;
-    std::sort(wagers[i].begin(), wagers[i].end(),
+  for (auto& link_wagers : wagers) {
+    std::sort(link_wagers.begin(), link_wagers.end(),
               [](const auto& a, const auto& b) { return a.seat < b.seat; });
-    for (const auto& wager : wagers[i]) {
-      out.wagers.emplace_back(round->key, wager.seat, link.name,
-                              *link.settings.meters.base_wager.times(wager.units), wager.units);
-    }
-    round->contributions[i].reserve(link.scratch.size());
-    for (const Transfer& transfer : link.scratch) {
-      out.transfers.emplace_back(link.name, transfer);
-      if (transfer.kind == TransferKind::contribution || transfer.kind == TransferKind::overflow) {
-        round->contributions[i].push_back(transfer);
-      }
-    }
-    for (const MustHitByHit& hit : results[i].hits) {
-      // The winner: uniformly (or by wager) among the round's wagering seats on this link.
-      std::vector<std::uint64_t> seats;
-      std::vector<std::uint32_t> weights;
-      for (const auto& wager : wagers[i]) {
-        seats.push_back(wager.seat);
-        weights.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(wager.units, 1 << 30)));
-      }
-      const bool weighted = link.settings.must_hit_by_weighted_by_wager;
-      const std::size_t winner =
-          weighted_draw(random_, weighted ? weights : std::vector<std::uint32_t>{}, seats.size());
-      const std::uint64_t draw_id = next_draw_id();
-      out.draws.push_back(
-          {draw_id, round->key, link_id, hit.level, DrawKind::must_hit_by_winner,
-           "seats=" + join(seats) + " weights=" + (weighted ? weights_text(weights) : "uniform"),
-           "seat=" + std::to_string(seats[winner]), std::nullopt, now});
-      if (hit.next) {
-        out.draws.push_back({next_draw_id(), round->key, link_id, hit.level,
-                             DrawKind::hidden_trigger,
-                             "above=" + hit.next->range_above.to_string() +
-                                 " up_to=" + hit.next->range_up_to.to_string(),
-                             "committed " + to_hex(hit.next->commitment), hit.next, now});
-      }
-      Transfer award;
-      for (const Transfer& transfer : link.scratch) {
-        if (transfer.id == hit.award) award = transfer;
-      }
-      // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
-      const auto seat = static_cast<std::uint32_t>(seats[winner]);
-      const PayoutId payout_id(++last_payout_id_);
-      Payout payout{payout_id,
-                    request.table,
-                    request.round,
-                    seat,
-                    link_id,
-                    AwardKind::must_hit_by,
-                    hit.level,
-                    kMustHitByLabel,
-                    hit.amount,
-                    PayoutState::pending,
-                    1,
-                    {},
-                    {},
-                    award.id,
-                    now,
-                    {}};
-      payout.epoch = round->epoch;
-      if (hit.amount < link.settings.approval_threshold) {
-        std::vector<Transfer> paid_now;
-        const auto paid = link.link.pay_award(award, {round->key, payout_id.value()}, paid_now);
-        JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
-        for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
-        payout.state = PayoutState::paid;
-        payout.approvals_required = 0;
-      } else if (link.settings.dual_approval_threshold &&
-                 hit.amount > *link.settings.dual_approval_threshold) {
-        payout.approvals_required = 2;
-      }
-      out.payouts.push_back(payout);
-      if (payout.state == PayoutState::pending) {
-        award_transfers_[payout_id.value()] = award;
-        payouts_[payout_id.value()] = payout;
-      }
-      round->hits.push_back({i, hit.level, seat, hit.amount, award, draw_id, payout_id});
-      out.hits.push_back(
-          {round->key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
-      answer.must_hit_by_hits.push_back({link_id, hit.level,
-                                         static_cast<std::uint32_t>(seats[winner]), hit.amount,
-                                         draw_id, payout.state});
-    }
-    if (!results[i].hits.empty()) note_awards(table, link);
-    link.scratch.clear();
   }
-  round->wagers = std::move(wagers);
-  round->phase = RoundPhase::locked;
-  meters_of_table(table, answer.meters);
-  keep_first(round->locked, round->key, CommandKind::lock, request, answer, out);
-  out.rounds.emplace_back(round->key, request.table, request.round, RoundPhase::locked, now);
-  return answer;
+  return wagers;
 }
 
 // ---- SettleRound ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -134,6 +135,14 @@ class Engine {
   // meter of `level` of `link`: its void takes exactly that back.
   bool locked_round_holds_money(const LinkState& link, std::uint32_t level) const;
   std::uint64_t next_draw_id() { return ++last_draw_id_; }
+  // LockWagers' steps (engine.cc): the wagers checked, per link of the table; a Must-Hit-By hit
+  // of the lock's contributions awarded to a drawn seat.
+  static Result<std::vector<std::vector<RoundSnapshot::SeatWager>>, EngineFailure> check_wagers(
+      const LockWagersRequest& request, const TableState& table);
+  MustHitByHitView award_must_hit_by(const TableState& table, RoundState& round,
+                                     std::size_t link_index, const MustHitByHit& hit,
+                                     std::span<const RoundSnapshot::SeatWager> wagers,
+                                     std::int64_t now, Records& out);
   // SettleRound's last steps (after validate, evaluate and decide): the decided awards posted
   // and made payouts, all or nothing; then the records and the answer.
   Result<std::vector<AppliedAward>, EngineFailure> apply_awards(
