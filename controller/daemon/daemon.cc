@@ -230,6 +230,87 @@ int wait_for_signal(const sigset_t& signals) {
   return signal_number;
 }
 
+// The gRPC server, started, not yet serving (health NOT_SERVING until the start is on record):
+// the services of the floor (none without a host: health and reflection only), bounded threads
+// for the synchronous calls, keepalive pings that find vanished clients, a port no other process
+// shares. `server` is null, or `port` 0, when it could not listen.
+struct GrpcServer {
+  std::vector<std::unique_ptr<grpc::Service>> services;  // Outlive the server, declared first.
+  std::unique_ptr<grpc::Server> server;
+  const CallCounter* calls = nullptr;  // Owned by the server.
+  int port = 0;
+};
+
+GrpcServer start_grpc_server(const DaemonOptions& options, EngineHost* host,
+                             ReconciliationSource* durability, const StartGate& gate) {
+  GrpcServer made;
+  grpc::EnableDefaultHealthCheckService(true);
+  // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
+  // can hold the threads the admin and health calls need.
+  // A daemon without a floor serves health only, and gRPC needs one synchronous service to
+  // start: reflection is that one there.
+  const bool reflection = options.reflection || host == nullptr;
+  if (reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  if (!reflection) builder.SetOption(std::make_unique<WithoutReflection>());
+  // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
+  // tables between two sequencers, so a taken port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A larger request is RESOURCE_EXHAUSTED before it is read (docs/limits.md).
+  builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  // The synchronous RPCs share a bounded number of threads; the round commands and the link
+  // status streams run on the callback API and hold none.
+  grpc::ResourceQuota quota("jackpotd");
+  quota.SetMaxThreads(options.grpc_threads_max);
+  builder.SetResourceQuota(quota);
+  // Pings on idle connections find clients that vanished (a table switched off, a cable pulled),
+  // so that their streams end and give their slot back; clients may ping every 10 s.
+  const int keepalive_ms = static_cast<int>(options.keepalive.count());
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::min(keepalive_ms, 10000));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
+  counters.push_back(std::make_unique<CallCounter>());
+  made.calls = static_cast<const CallCounter*>(counters.back().get());
+  builder.experimental().SetInterceptorCreators(std::move(counters));
+  if (host != nullptr) {
+    made.services.push_back(make_table_service(
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
+    made.services.push_back(make_admin_service(*host, durability, gate));
+    made.services.push_back(make_supervisor_service(*host, gate));
+  }
+  for (const auto& service : made.services) builder.RegisterService(service.get());
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &made.port);
+  made.server = builder.BuildAndStart();
+  return made;
+}
+
+// The stop on the audit trail, with what is left of the grace (at least a quarter of a second):
+// the one wait a stop does not abandon early. The start's connection may have broken during an
+// outage since; a fresh one records it, unless the database has already let the stop down.
+void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& options,
+                 const storage::SessionLimits& limits, const std::string& principal,
+                 const std::string& signal_name, std::chrono::steady_clock::time_point stop_by) {
+  try {
+    const auto left =
+        std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                stop_by - std::chrono::steady_clock::now()),
+                                            std::chrono::milliseconds(250));
+    if (!db->is_open()) {
+      if (storage::DatabaseWaits::instance().aborted()) {
+        throw std::runtime_error("PostgreSQL did not answer within the shutdown grace");
+      }
+      db = storage::connect(options.database_dsn, limits, "jackpotd");
+    }
+    auto guard = storage::DatabaseWaits::instance().guard(*db, left, /*abortable=*/false);
+    storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
+  } catch (const std::exception& error) {
+    log_line(std::string("could not record the stop in the audit trail: ") + error.what());
+  }
+}
+
 }  // namespace
 
 int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
@@ -329,53 +410,15 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     }
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
-  // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
-  // can hold the threads the admin and health calls need.
-  // A daemon without a floor serves health only, and gRPC needs one synchronous service to
-  // start: reflection is that one there.
-  const bool reflection = options.reflection || !host;
-  if (reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  if (!reflection) builder.SetOption(std::make_unique<WithoutReflection>());
-  // gRPC sets SO_REUSEPORT by default; two daemons silently sharing one port would split the
-  // tables between two sequencers, so a taken port must be an error.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // A larger request is RESOURCE_EXHAUSTED before it is read (docs/limits.md).
-  builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
-  // The synchronous RPCs share a bounded number of threads; the round commands and the link
-  // status streams run on the callback API and hold none.
-  grpc::ResourceQuota quota("jackpotd");
-  quota.SetMaxThreads(options.grpc_threads_max);
-  builder.SetResourceQuota(quota);
-  // Pings on idle connections find clients that vanished (a table switched off, a cable pulled),
-  // so that their streams end and give their slot back; clients may ping every 10 s.
-  const int keepalive_ms = static_cast<int>(options.keepalive.count());
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::min(keepalive_ms, 10000));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
-  counters.push_back(std::make_unique<CallCounter>());
-  const auto* calls = static_cast<const CallCounter*>(counters.back().get());
-  builder.experimental().SetInterceptorCreators(std::move(counters));
   StartGate gate;  // Outlives the services that read it.
-  std::vector<std::unique_ptr<grpc::Service>> services;
-  if (host) {
-    services.push_back(make_table_service(
-        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
-    services.push_back(make_admin_service(*host, durability.get(), gate));
-    services.push_back(make_supervisor_service(*host, gate));
-  }
-  for (const auto& service : services) builder.RegisterService(service.get());
-  int grpc_port = 0;
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &grpc_port);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || grpc_port == 0) {
+  GrpcServer grpc_server = start_grpc_server(options, host.get(), durability.get(), gate);
+  if (grpc_server.server == nullptr || grpc_server.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
   }
+  grpc::Server* const server = grpc_server.server.get();
+  const CallCounter* const calls = grpc_server.calls;
+  const int grpc_port = grpc_server.port;
   server->GetHealthCheckService()->SetServingStatus(false);
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 
@@ -484,26 +527,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   closer.join();
   if (host) host->stop();  // Writes what the last calls gathered.
   if (poller.joinable()) poller.join();
-  // The stop's audit record gets what is left of the grace (at least a quarter of a second), and
-  // is the one wait a stop does not abandon early; nothing after it waits for the database.
-  try {
-    const auto left =
-        std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                stop_by - std::chrono::steady_clock::now()),
-                                            std::chrono::milliseconds(250));
-    // The start's connection may have broken during an outage since; a fresh one records it,
-    // unless the database has already let the stop down.
-    if (!db->is_open()) {
-      if (storage::DatabaseWaits::instance().aborted()) {
-        throw std::runtime_error("PostgreSQL did not answer within the shutdown grace");
-      }
-      db = storage::connect(options.database_dsn, limits, "jackpotd");
-    }
-    auto guard = storage::DatabaseWaits::instance().guard(*db, left, /*abortable=*/false);
-    storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
-  } catch (const std::exception& error) {
-    log_line(std::string("could not record the stop in the audit trail: ") + error.what());
-  }
+  // Nothing after the stop's audit record waits for the database.
+  record_stop(db, options, limits, principal, signal_name, stop_by);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - stop_began);
   log_line("stopped in " + std::to_string(took.count()) + " ms");
