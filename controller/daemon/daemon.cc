@@ -237,7 +237,7 @@ int wait_for_signal(const sigset_t& signals) {
 struct GrpcServer {
   std::vector<std::unique_ptr<grpc::Service>> services;  // Outlive the server, declared first.
   std::unique_ptr<grpc::Server> server;
-  const CallCounter* calls = nullptr;  // Owned by the server.
+  const CallCounter* calls = nullptr;  // Owned by the server; null when it did not start.
   int port = 0;
 };
 
@@ -284,6 +284,7 @@ GrpcServer start_grpc_server(const DaemonOptions& options, EngineHost* host,
   for (const auto& service : made.services) builder.RegisterService(service.get());
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &made.port);
   made.server = builder.BuildAndStart();
+  if (made.server == nullptr) made.calls = nullptr;  // Went with the builder.
   return made;
 }
 
@@ -411,14 +412,14 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   StartGate gate;  // Outlives the services that read it.
-  GrpcServer grpc_server = start_grpc_server(options, host.get(), durability.get(), gate);
-  if (grpc_server.server == nullptr || grpc_server.port == 0) {
+  GrpcServer serving = start_grpc_server(options, host.get(), durability.get(), gate);
+  if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
   }
-  grpc::Server* const server = grpc_server.server.get();
-  const CallCounter* const calls = grpc_server.calls;
-  const int grpc_port = grpc_server.port;
+  grpc::Server* const server = serving.server.get();
+  const CallCounter* const calls = serving.calls;
+  const int grpc_port = serving.port;
   server->GetHealthCheckService()->SetServingStatus(false);
   const std::string grpc_address = with_port(options.listen_address, grpc_port);
 

@@ -1016,7 +1016,7 @@ Result<LockWagersAnswer, EngineFailure> Engine::lock_wagers(const LockWagersRequ
     LinkState& link = *table.links[i].link;
     link.scratch.clear();
     checkpoints.push_back(link.link.checkpoint(link.scratch));
-    std::int64_t units = 0;  // check_wagers() refused a sum out of range.
+    std::int64_t units = 0;  // In range: check_wagers() refused a link whose sum is not.
     for (const auto& wager : wagers[i]) units += wager.units;
     if (units == 0) continue;
     auto contributed = link.link.contribute(units, Origin{round->key, 0}, link.scratch);
