@@ -8,6 +8,7 @@
 
 #include "storage/audit.h"
 #include "storage/migrations.h"
+#include "storage/record_writer.h"
 #include "tests/support/test_database.h"
 
 namespace jackpot::storage {
@@ -63,6 +64,28 @@ TEST(Migrations, ApplyToAnEmptyDatabaseAndRecordEachWithItsHash) {
     EXPECT_EQ(rows[i][0].as<int>(), migrations[i].version);
     EXPECT_EQ(rows[i][1].as<std::string>(), migrations[i].name);
     EXPECT_EQ(rows[i][2].as<std::string>(), sha256_hex(migrations[i].sql));
+  }
+}
+
+// Every account and transfer kind the database can hold is one the ledger knows, or the one
+// retired account (breakage, which nothing ever posted to): recovery reads each by name.
+TEST(Migrations, EveryStoredAccountAndTransferKindIsOneTheLedgerKnows) {
+  TestDatabase database;
+  auto connection = database.connect();
+  apply_migrations(*connection);
+  pqxx::read_transaction tx(*connection);
+  std::size_t accounts = 0;
+  for (const auto& row : tx.exec("SELECT unnest(enum_range(NULL::account_kind))::text")) {
+    const std::string name = row[0].as<std::string>();
+    if (name == kRetiredBreakageAccount) continue;
+    EXPECT_NO_THROW(account_kind_named(name)) << name;
+    EXPECT_EQ(to_string(account_kind_named(name)), name);
+    ++accounts;
+  }
+  EXPECT_EQ(accounts, 7U) << "five link accounts, meter and reserve";
+  for (const auto& row : tx.exec("SELECT unnest(enum_range(NULL::transfer_kind))::text")) {
+    const std::string name = row[0].as<std::string>();
+    EXPECT_NO_THROW(transfer_kind_named(name)) << name;
   }
 }
 
