@@ -23,6 +23,12 @@ std::optional<Money> row_pay(const LinkRound& round, const SeatRow& seat, const 
 
 }  // namespace
 
+std::uint32_t approvals_required(const LinkSettings& link, Money amount) {
+  if (amount < link.approval_threshold) return 0;
+  if (link.dual_approval_threshold && amount > *link.dual_approval_threshold) return 2;
+  return 1;
+}
+
 std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator) {
   const auto scaled = amount.times_fraction_floor(numerator.micros(), denominator.micros());
   if (!scaled) return std::nullopt;

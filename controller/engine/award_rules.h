@@ -84,6 +84,11 @@ struct AwardDecision {
 // Refused with LinkError::overflow when a pay leaves the money range.
 Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& round);
 
+// How many supervisors must approve a payout of `amount` on `link` (docs/architecture.md §5a):
+// 0 below the link's approval threshold (paid at once), 2 above its dual-approval threshold,
+// 1 otherwise. The same for every award, Must-Hit-By wins included.
+std::uint32_t approvals_required(const LinkSettings& link, Money amount);
+
 // amount × numerator / denominator, floored to the cent (the tray pays whole cents); nothing
 // when it leaves the money range.
 std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator);

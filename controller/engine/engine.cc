@@ -33,6 +33,14 @@ EngineFailure invalid(EngineError name, std::string message) {
   return failure(name, std::move(message));
 }
 
+// The transfer `id` among those an operation just posted.
+const Transfer& posted(const std::vector<Transfer>& transfers, TransferId id) {
+  const auto found = std::find_if(transfers.begin(), transfers.end(),
+                                  [id](const Transfer& transfer) { return transfer.id == id; });
+  JACKPOT_INVARIANT(found != transfers.end(), "an award's transfer is among the posted ones");
+  return *found;
+}
+
 // PostgreSQL text cannot hold NUL: the journal would keep a cut copy of what the engine keeps.
 bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
 
@@ -1093,10 +1101,7 @@ MustHitByHitView Engine::award_must_hit_by(const TableState& table, RoundState& 
                              " up_to=" + hit.next->range_up_to.to_string(),
                          "committed " + to_hex(hit.next->commitment), hit.next, now});
   }
-  Transfer award;
-  for (const Transfer& transfer : link.scratch) {
-    if (transfer.id == hit.award) award = transfer;
-  }
+  const Transfer award = posted(link.scratch, hit.award);
   // The payout exists from the hit on, its amount frozen (docs/architecture.md §6).
   const auto seat = static_cast<std::uint32_t>(seats[winner]);
   const PayoutId payout_id(++last_payout_id_);
@@ -1111,20 +1116,16 @@ MustHitByHitView Engine::award_must_hit_by(const TableState& table, RoundState& 
   payout.hand = kMustHitByLabel;
   payout.amount = hit.amount;
   payout.state = PayoutState::pending;
-  payout.approvals_required = 1;
+  payout.approvals_required = approvals_required(link.settings, hit.amount);
   payout.award_transfer = award.id;
   payout.created_us = now;
   payout.epoch = round.epoch;
-  if (hit.amount < link.settings.approval_threshold) {
+  if (payout.approvals_required == 0) {
     std::vector<Transfer> paid_now;
     const auto paid = link.link.pay_award(award, {round.key, payout_id.value()}, paid_now);
     JACKPOT_INVARIANT(paid.ok(), "an award just posted can be paid");
     for (const Transfer& transfer : paid_now) out.transfers.push_back({link.name, transfer});
     payout.state = PayoutState::paid;
-    payout.approvals_required = 0;
-  } else if (link.settings.dual_approval_threshold &&
-             hit.amount > *link.settings.dual_approval_threshold) {
-    payout.approvals_required = 2;
   }
   out.payouts.push_back(payout);
   if (payout.state == PayoutState::pending) {
@@ -1416,13 +1417,6 @@ std::optional<PayoutState> hit_payout_state(const std::optional<LockWagersAnswer
   return std::nullopt;
 }
 
-const Transfer& posted(const std::vector<Transfer>& transfers, TransferId id) {
-  const auto found = std::find_if(transfers.begin(), transfers.end(),
-                                  [id](const Transfer& transfer) { return transfer.id == id; });
-  JACKPOT_INVARIANT(found != transfers.end(), "an award's transfer is among the posted ones");
-  return *found;
-}
-
 }  // namespace
 
 Engine::~Engine() = default;
@@ -1608,21 +1602,17 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
                            decision.hand,
                            decision.amount,
                            PayoutState::pending,
-                           1,
+                           approvals_required(link.settings, decision.amount),
                            {},
                            {},
                            award.award.id,
                            now,
                            {},
                            round.epoch};
-    if (decision.amount < link.settings.approval_threshold) {
+    if (award.created.approvals_required == 0) {
       auto paid = link.link.pay_award(award.award, {round.key, award.payout.value()}, link.scratch);
       if (!paid) return refuse(paid.error());
       award.created.state = PayoutState::paid;
-      award.created.approvals_required = 0;
-    } else if (link.settings.dual_approval_threshold &&
-               decision.amount > *link.settings.dual_approval_threshold) {
-      award.created.approvals_required = 2;
     }
   }
   return applied;

@@ -302,6 +302,30 @@ TEST(AwardRules, EachRuleOfTheSeedsDecidesTheAwardsInTheirOrder) {
   }
 }
 
+// docs/architecture.md §5a: "Two supervisors are needed strictly above dual_approval_threshold;
+// one at or above approval_threshold; below it a payout is paid at once."
+TEST(AwardRules, APayoutNeedsTheApprovalsItsAmountCallsFor) {
+  LinkSettings link;
+  link.approval_threshold = dollars("1000.00");
+  struct Approvals {
+    const char* amount;
+    std::optional<Money> dual;
+    std::uint32_t approvals;
+  };
+  const std::vector<Approvals> table = {
+      {"999.99", std::nullopt, 0},        {"1000.00", std::nullopt, 1},
+      {"1000000.00", std::nullopt, 1},    {"999.99", dollars("5000.00"), 0},
+      {"5000.00", dollars("5000.00"), 1}, {"5000.01", dollars("5000.00"), 2},
+      {"1000.00", dollars("1000.00"), 1}, {"1000.01", dollars("1000.00"), 2},
+  };
+  for (const Approvals& row : table) {
+    link.dual_approval_threshold = row.dual;
+    EXPECT_EQ(approvals_required(link, dollars(row.amount)), row.approvals)
+        << row.amount << " with dual threshold "
+        << (row.dual ? row.dual->to_string() : std::string("none"));
+  }
+}
+
 TEST(AwardRules, AnEnvyPastTheMoneyRangeIsRefusedWhenASeatWouldReceiveIt) {
   const Paytable paytable = test_paytable(Money::from_micros(1));
   const std::vector<SeatRow> two_seats = {{1, 1, row_index(paytable, "Royal Flush")}, {2, 1, {}}};
