@@ -1,407 +1,471 @@
 #include "controller/engine/engine_codec.h"
 
-#include <algorithm>
-#include <cstring>
+#include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "controller/engine/engine_codec_v2.h"
+#include "jackpot/journal/v1/commands.pb.h"
 
 namespace jackpot {
+
+// Each engine type's message: declared only, as std::declval is, to name the type (MessageOf).
+journal::v1::OpenRoundRequest message_of(const OpenRoundRequest&);
+journal::v1::OpenRoundAnswer message_of(const OpenRoundAnswer&);
+journal::v1::LockWagersRequest message_of(const LockWagersRequest&);
+journal::v1::LockWagersAnswer message_of(const LockWagersAnswer&);
+journal::v1::SettleRoundRequest message_of(const SettleRoundRequest&);
+journal::v1::SettleRoundAnswer message_of(const SettleRoundAnswer&);
+journal::v1::VoidRoundRequest message_of(const VoidRoundRequest&);
+journal::v1::VoidRoundAnswer message_of(const VoidRoundAnswer&);
+
 namespace {
 
-// The format written now. Version 1 (before answers said whether each award's payout was paid
-// at once or waits for a supervisor) is still read, for the answers journals kept before: its
-// messages lack the members that fields() reads only from version 2 on, which decode empty.
-constexpr char kVersion = 2;
-constexpr char kOldestVersion = 1;
+namespace pb = jackpot::journal::v1;
 
-// Each message lists its members once; the writer and the reader walk the same list.
-template <typename A>
-void fields(A& a, LevelMeterView& v) {
-  a(v.link, v.level, v.name, v.meter, v.must_hit_by, v.ceiling);
-}
-template <typename A>
-void fields(A& a, DynamicPayView& v) {
-  a(v.hand, v.option, v.amount);
-}
-template <typename A>
-void fields(A& a, DynamicSelectionView& v) {
-  a(v.link, v.paytable_id, v.pays);
-}
-template <typename A>
-void fields(A& a, OpenRoundRequest& v) {
-  a(v.table, v.round);
-}
-template <typename A>
-void fields(A& a, OpenRoundAnswer& v) {
-  a(v.table, v.round, v.dynamic_pays);
-}
-template <typename A>
-void fields(A& a, WagerRequest& v) {
-  a(v.seat, v.link, v.amount_cents);
-}
-template <typename A>
-void fields(A& a, LockWagersRequest& v) {
-  a(v.table, v.round, v.wagers);
-}
-template <typename A>
-void fields(A& a, MustHitByHitView& v) {
-  a(v.link, v.level, v.seat, v.amount, v.draw_id);
-  if (a.version() >= 2) a(v.payout_state);
-}
-template <typename A>
-void fields(A& a, LockWagersAnswer& v) {
-  a(v.table, v.round, v.meters, v.must_hit_by_hits);
-}
-template <typename A>
-void fields(A& a, SeatHandRequest& v) {
-  a(v.seat, v.cards, v.keyed_hand);
-}
-template <typename A>
-void fields(A& a, SettleRoundRequest& v) {
-  a(v.table, v.round, v.seats, v.board, v.link_cards);
-}
-template <typename A>
-void fields(A& a, AwardView& v) {
-  a(v.link, v.kind, v.level, v.hand, v.from_seat, v.amount, v.payout);
-  if (a.version() >= 2) a(v.payout_state);
-}
-template <typename A>
-void fields(A& a, SeatResultView& v) {
-  a(v.seat, v.link, v.paytable_id, v.hand, v.dealer_keyed, v.awards, v.total);
-}
-template <typename A>
-void fields(A& a, SettleRoundAnswer& v) {
-  a(v.table, v.round, v.results, v.meters);
-}
-template <typename A>
-void fields(A& a, VoidRoundRequest& v) {
-  a(v.table, v.round, v.reason);
-}
-template <typename A>
-void fields(A& a, VoidRoundAnswer& v) {
-  a(v.table, v.round, v.reversed, v.meters);
+// The format written now: this byte, then the message as deterministic Protobuf
+// (proto/jackpot/journal/v1/commands.proto). Versions 1 and 2 are the hand-written format
+// before it (engine_codec_v2.h), still read.
+constexpr char kVersion = 3;
+
+// ---- Engine value -> message -------------------------------------------------------------
+
+pb::AwardKind to_proto(AwardKind kind) {
+  switch (kind) {
+    case AwardKind::percent:
+      return pb::AWARD_KIND_PERCENT;
+    case AwardKind::fixed:
+      return pb::AWARD_KIND_FIXED;
+    case AwardKind::dynamic:
+      return pb::AWARD_KIND_DYNAMIC;
+    case AwardKind::must_hit_by:
+      return pb::AWARD_KIND_MUST_HIT_BY;
+    case AwardKind::envy:
+      return pb::AWARD_KIND_ENVY;
+  }
+  return pb::AWARD_KIND_PERCENT;  // Unreachable: every kind is listed.
 }
 
-// The most bytes a member of type T takes, but for texts over 32 bytes and the elements of
-// vectors, which make their own room; 0 for a message, which makes its own.
-template <typename T>
-struct MemberBound {
-  static constexpr std::size_t value = 0;
-};
-template <typename T>
-requires std::is_integral_v<T> || std::is_enum_v<T>
-struct MemberBound<T> {
-  static constexpr std::size_t value = 10;  // A 64-bit varint.
-};
-template <>
-struct MemberBound<Money> : MemberBound<std::int64_t> {};
-template <>
-struct MemberBound<std::string> {
-  static constexpr std::size_t value = 1 + 32;  // Writer::text() for up to 32 bytes.
-};
-template <>
-struct MemberBound<Name> : MemberBound<std::string> {};
-template <typename Tag, typename T>
-struct MemberBound<StrongId<Tag, T>> : MemberBound<T> {};
-template <typename T>
-struct MemberBound<std::optional<T>> {
-  static constexpr std::size_t value = 1 + MemberBound<T>::value;
-};
-template <typename T>
-struct MemberBound<std::vector<T>> : MemberBound<std::uint64_t> {};  // The count.
+pb::PayoutState to_proto(PayoutState state) {
+  switch (state) {
+    case PayoutState::pending:
+      return pb::PAYOUT_STATE_PENDING;
+    case PayoutState::paid:
+      return pb::PAYOUT_STATE_PAID;
+    case PayoutState::rejected:
+      return pb::PAYOUT_STATE_REJECTED;
+  }
+  return pb::PAYOUT_STATE_PENDING;  // Unreachable: every state is listed.
+}
 
-class Writer {
+// Each element in turn (defined below the messages' own, which it calls).
+template <typename Value, typename Message>
+void to_proto(const std::vector<Value>& values, google::protobuf::RepeatedPtrField<Message>* out);
+
+void to_proto(const std::vector<std::string>& values,
+              google::protobuf::RepeatedPtrField<std::string>* out) {
+  out->Assign(values.begin(), values.end());
+}
+
+void to_proto(const OpenRoundRequest& v, pb::OpenRoundRequest* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+}
+
+void to_proto(const WagerRequest& v, pb::WagerRequest* out) {
+  out->set_seat(v.seat);
+  out->set_link(v.link.value());
+  out->set_amount_cents(v.amount_cents);
+}
+
+void to_proto(const LockWagersRequest& v, pb::LockWagersRequest* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  to_proto(v.wagers, out->mutable_wagers());
+}
+
+void to_proto(const SeatHandRequest& v, pb::SeatHandRequest* out) {
+  out->set_seat(v.seat);
+  to_proto(v.cards, out->mutable_cards());
+  if (v.keyed_hand) out->set_keyed_hand(*v.keyed_hand);
+}
+
+void to_proto(const SettleRoundRequest& v, pb::SettleRoundRequest* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  to_proto(v.seats, out->mutable_seats());
+  to_proto(v.board, out->mutable_board());
+  to_proto(v.link_cards, out->mutable_link_cards());
+}
+
+void to_proto(const VoidRoundRequest& v, pb::VoidRoundRequest* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  out->set_reason(v.reason);
+}
+
+void to_proto(const LevelMeterView& v, pb::LevelMeterView* out) {
+  out->set_link(v.link.value());
+  out->set_level(v.level);
+  out->set_name(v.name.str());
+  out->set_meter_micros(v.meter.micros());
+  if (v.must_hit_by) out->set_must_hit_by_micros(v.must_hit_by->micros());
+  if (v.ceiling) out->set_ceiling_micros(v.ceiling->micros());
+}
+
+void to_proto(const DynamicPayView& v, pb::DynamicPayView* out) {
+  out->set_hand(v.hand.str());
+  out->set_option(v.option);
+  out->set_amount_micros(v.amount.micros());
+}
+
+void to_proto(const DynamicSelectionView& v, pb::DynamicSelectionView* out) {
+  out->set_link(v.link.value());
+  out->set_paytable_id(v.paytable_id.str());
+  to_proto(v.pays, out->mutable_pays());
+}
+
+void to_proto(const OpenRoundAnswer& v, pb::OpenRoundAnswer* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  to_proto(v.dynamic_pays, out->mutable_dynamic_pays());
+}
+
+void to_proto(const MustHitByHitView& v, pb::MustHitByHitView* out) {
+  out->set_link(v.link.value());
+  out->set_level(v.level);
+  out->set_seat(v.seat);
+  out->set_amount_micros(v.amount.micros());
+  out->set_draw_id(v.draw_id);
+  if (v.payout_state) out->set_payout_state(to_proto(*v.payout_state));
+}
+
+void to_proto(const LockWagersAnswer& v, pb::LockWagersAnswer* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  to_proto(v.meters, out->mutable_meters());
+  to_proto(v.must_hit_by_hits, out->mutable_must_hit_by_hits());
+}
+
+void to_proto(const AwardView& v, pb::AwardView* out) {
+  out->set_link(v.link.value());
+  out->set_kind(to_proto(v.kind));
+  out->set_level(v.level);
+  out->set_hand(v.hand.str());
+  out->set_from_seat(v.from_seat);
+  out->set_amount_micros(v.amount.micros());
+  out->set_payout(v.payout.value());
+  if (v.payout_state) out->set_payout_state(to_proto(*v.payout_state));
+}
+
+void to_proto(const SeatResultView& v, pb::SeatResultView* out) {
+  out->set_seat(v.seat);
+  out->set_link(v.link.value());
+  out->set_paytable_id(v.paytable_id.str());
+  out->set_hand(v.hand.str());
+  out->set_dealer_keyed(v.dealer_keyed);
+  to_proto(v.awards, out->mutable_awards());
+  out->set_total_micros(v.total.micros());
+}
+
+void to_proto(const SettleRoundAnswer& v, pb::SettleRoundAnswer* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  to_proto(v.results, out->mutable_results());
+  to_proto(v.meters, out->mutable_meters());
+}
+
+void to_proto(const VoidRoundAnswer& v, pb::VoidRoundAnswer* out) {
+  out->set_table(v.table.value());
+  out->set_round(v.round.value());
+  out->set_reversed_micros(v.reversed.micros());
+  to_proto(v.meters, out->mutable_meters());
+}
+
+// ---- Message -> engine value -------------------------------------------------------------
+// Called only on messages whose enums are known (known_enums()).
+
+AwardKind from_proto(pb::AwardKind kind) {
+  switch (kind) {
+    case pb::AWARD_KIND_FIXED:
+      return AwardKind::fixed;
+    case pb::AWARD_KIND_DYNAMIC:
+      return AwardKind::dynamic;
+    case pb::AWARD_KIND_MUST_HIT_BY:
+      return AwardKind::must_hit_by;
+    case pb::AWARD_KIND_ENVY:
+      return AwardKind::envy;
+    default:
+      return AwardKind::percent;
+  }
+}
+
+PayoutState from_proto(pb::PayoutState state) {
+  switch (state) {
+    case pb::PAYOUT_STATE_PAID:
+      return PayoutState::paid;
+    case pb::PAYOUT_STATE_REJECTED:
+      return PayoutState::rejected;
+    default:
+      return PayoutState::pending;
+  }
+}
+
+// Each element in turn (defined below the messages' own, which it calls).
+template <typename Value, typename Message>
+void from_proto(const google::protobuf::RepeatedPtrField<Message>& messages,
+                std::vector<Value>& out);
+
+void from_proto(const google::protobuf::RepeatedPtrField<std::string>& texts,
+                std::vector<std::string>& out) {
+  out.assign(texts.begin(), texts.end());
+}
+
+void from_proto(const pb::OpenRoundRequest& m, OpenRoundRequest& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+}
+
+void from_proto(const pb::WagerRequest& m, WagerRequest& out) {
+  out.seat = m.seat();
+  out.link = LinkId(m.link());
+  out.amount_cents = m.amount_cents();
+}
+
+void from_proto(const pb::LockWagersRequest& m, LockWagersRequest& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  from_proto(m.wagers(), out.wagers);
+}
+
+void from_proto(const pb::SeatHandRequest& m, SeatHandRequest& out) {
+  out.seat = m.seat();
+  from_proto(m.cards(), out.cards);
+  if (m.has_keyed_hand()) out.keyed_hand = m.keyed_hand();
+}
+
+void from_proto(const pb::SettleRoundRequest& m, SettleRoundRequest& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  from_proto(m.seats(), out.seats);
+  from_proto(m.board(), out.board);
+  from_proto(m.link_cards(), out.link_cards);
+}
+
+void from_proto(const pb::VoidRoundRequest& m, VoidRoundRequest& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  out.reason = m.reason();
+}
+
+void from_proto(const pb::LevelMeterView& m, LevelMeterView& out) {
+  out.link = LinkId(m.link());
+  out.level = m.level();
+  out.name = Name(m.name());
+  out.meter = Money::from_micros(m.meter_micros());
+  if (m.has_must_hit_by_micros()) out.must_hit_by = Money::from_micros(m.must_hit_by_micros());
+  if (m.has_ceiling_micros()) out.ceiling = Money::from_micros(m.ceiling_micros());
+}
+
+void from_proto(const pb::DynamicPayView& m, DynamicPayView& out) {
+  out.hand = Name(m.hand());
+  out.option = m.option();
+  out.amount = Money::from_micros(m.amount_micros());
+}
+
+void from_proto(const pb::DynamicSelectionView& m, DynamicSelectionView& out) {
+  out.link = LinkId(m.link());
+  out.paytable_id = Name(m.paytable_id());
+  from_proto(m.pays(), out.pays);
+}
+
+void from_proto(const pb::OpenRoundAnswer& m, OpenRoundAnswer& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  from_proto(m.dynamic_pays(), out.dynamic_pays);
+}
+
+void from_proto(const pb::MustHitByHitView& m, MustHitByHitView& out) {
+  out.link = LinkId(m.link());
+  out.level = m.level();
+  out.seat = m.seat();
+  out.amount = Money::from_micros(m.amount_micros());
+  out.draw_id = m.draw_id();
+  if (m.has_payout_state()) out.payout_state = from_proto(m.payout_state());
+}
+
+void from_proto(const pb::LockWagersAnswer& m, LockWagersAnswer& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  from_proto(m.meters(), out.meters);
+  from_proto(m.must_hit_by_hits(), out.must_hit_by_hits);
+}
+
+void from_proto(const pb::AwardView& m, AwardView& out) {
+  out.link = LinkId(m.link());
+  out.kind = from_proto(m.kind());
+  out.level = m.level();
+  out.hand = Name(m.hand());
+  out.from_seat = m.from_seat();
+  out.amount = Money::from_micros(m.amount_micros());
+  out.payout = PayoutId(m.payout());
+  if (m.has_payout_state()) out.payout_state = from_proto(m.payout_state());
+}
+
+void from_proto(const pb::SeatResultView& m, SeatResultView& out) {
+  out.seat = m.seat();
+  out.link = LinkId(m.link());
+  out.paytable_id = Name(m.paytable_id());
+  out.hand = Name(m.hand());
+  out.dealer_keyed = m.dealer_keyed();
+  from_proto(m.awards(), out.awards);
+  out.total = Money::from_micros(m.total_micros());
+}
+
+void from_proto(const pb::SettleRoundAnswer& m, SettleRoundAnswer& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  from_proto(m.results(), out.results);
+  from_proto(m.meters(), out.meters);
+}
+
+void from_proto(const pb::VoidRoundAnswer& m, VoidRoundAnswer& out) {
+  out.table = TableId(m.table());
+  out.round = RoundId(m.round());
+  out.reversed = Money::from_micros(m.reversed_micros());
+  from_proto(m.meters(), out.meters);
+}
+
+template <typename Value, typename Message>
+void to_proto(const std::vector<Value>& values, google::protobuf::RepeatedPtrField<Message>* out) {
+  out->Reserve(static_cast<int>(values.size()));
+  for (const Value& value : values) to_proto(value, out->Add());
+}
+
+template <typename Value, typename Message>
+void from_proto(const google::protobuf::RepeatedPtrField<Message>& messages,
+                std::vector<Value>& out) {
+  out.reserve(static_cast<std::size_t>(messages.size()));
+  for (const Message& message : messages) from_proto(message, out.emplace_back());
+}
+
+// ---- Checks before decoding --------------------------------------------------------------
+// Proto3 enums are open: a parsed message may hold a number no engine enum has.
+
+bool known(const pb::AwardView& m) {
+  return pb::AwardKind_IsValid(m.kind()) &&
+         (!m.has_payout_state() || pb::PayoutState_IsValid(m.payout_state()));
+}
+bool known(const pb::MustHitByHitView& m) {
+  return !m.has_payout_state() || pb::PayoutState_IsValid(m.payout_state());
+}
+bool known(const pb::SeatResultView& m) {
+  for (const pb::AwardView& award : m.awards()) {
+    if (!known(award)) return false;
+  }
+  return true;
+}
+template <typename Message>
+bool known_enums(const Message& m) {
+  if constexpr (std::is_same_v<Message, pb::LockWagersAnswer>) {
+    for (const pb::MustHitByHitView& hit : m.must_hit_by_hits()) {
+      if (!known(hit)) return false;
+    }
+  } else if constexpr (std::is_same_v<Message, pb::SettleRoundAnswer>) {
+    for (const pb::SeatResultView& result : m.results()) {
+      if (!known(result)) return false;
+    }
+  }
+  return true;
+}
+
+// ---- The format --------------------------------------------------------------------------
+
+template <typename T>
+using MessageOf = decltype(message_of(std::declval<const T&>()));
+
+// Writes the version byte and `message`, whose sizes ByteSizeLong() has just cached, into `out`:
+// deterministic serialization, so that one value is always the same bytes.
+void write(const google::protobuf::MessageLite& message, char* out, std::size_t size) {
+  *out = kVersion;
+  google::protobuf::io::ArrayOutputStream stream(out + 1, static_cast<int>(size - 1));
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  message.SerializeWithCachedSizes(&coded);
+}
+
+// The messages are built on an arena whose first block is on the stack: a command's messages
+// then take no allocation of their own, only its texts longer than std::string keeps inline.
+class MessageArena {
  public:
-  // Writes into one buffer per thread that only ever grows, so that encoding neither allocates
-  // nor clears memory on the way; view() shows the bytes until the next Writer on the thread.
-  Writer() {
-    std::string& bytes = buffer();
-    if (bytes.size() < 512) bytes.resize(512);
-    begin_ = cur_ = bytes.data();
-    end_ = begin_ + bytes.size();
-  }
-  // Appends one message: the version byte, then its members.
+  MessageArena() : arena_(options(first_block_)) {}
   template <typename T>
-  void message(const T& value) {
-    reserve(1);
-    *cur_++ = kVersion;
-    // The member lists take non-const references so that the reader can fill them; the writer
-    // only reads, so no copy of the message is needed.
-    fields(*this, const_cast<T&>(value));
-  }
-  std::size_t size() const { return static_cast<std::size_t>(cur_ - begin_); }
-  static constexpr int version() { return kVersion; }
-  // The bytes written so far; valid until the next Writer on this thread.
-  std::string_view view() const { return {begin_, size()}; }
-
-  // One message's members: room for all of them is made once, then each is written through a
-  // plain pointer with no check (but for what makes its own room: see reserve()).
-  template <typename... T>
-  void operator()(T&... values) {
-    constexpr std::size_t bound = (MemberBound<T>::value + ...);
-    static_assert(bound <= kSlack, "a message's members fit in the slack every reserve() leaves");
-    reserve(bound);
-    (put(values), ...);
+  MessageOf<T>* message(const T& value) {
+    auto* message = google::protobuf::Arena::CreateMessage<MessageOf<T>>(&arena_);
+    to_proto(value, message);
+    return message;
   }
 
  private:
-  struct Room {
-    char* begin;
-    char* cur;
-    char* end;
-  };
-  // reserve(n) leaves room for n bytes and kSlack more. A message reserves its members' bound; a
-  // nested message, a vector's element or a long text reserves its own in the middle, and after
-  // a nested message or a vector the writer makes sure of kSlack again (members written after a
-  // nested reserve at several levels could otherwise add up past one slack), which is enough
-  // for the rest of the enclosing message: every message's bound is at most kSlack.
-  static constexpr std::size_t kSlack = 256;
-  static std::string& buffer() {
-    thread_local std::string bytes;
-    return bytes;
+  static google::protobuf::ArenaOptions options(char* first_block) {
+    google::protobuf::ArenaOptions options;
+    options.initial_block = first_block;
+    options.initial_block_size = kFirstBlock;
+    return options;
   }
-  [[gnu::always_inline]] void reserve(std::size_t count) {
-    if (static_cast<std::size_t>(end_ - cur_) < count + kSlack) [[unlikely]] {
-      const Room grown = grow(static_cast<std::size_t>(cur_ - begin_), count + kSlack);
-      begin_ = grown.begin;
-      cur_ = grown.cur;
-      end_ = grown.end;
-    }
-  }
-  // Static, and the writer's pointers passed by value: the writer's address never leaves
-  // encode_pair(), so the compiler keeps them in registers instead of reloading them after every
-  // byte written (a char store may alias anything in memory).
-  [[gnu::noinline]] static Room grow(std::size_t used, std::size_t count) {
-    std::string& bytes = buffer();
-    bytes.resize(std::max(2 * bytes.size(), used + count));
-    return {bytes.data(), bytes.data() + used, bytes.data() + bytes.size()};
-  }
-  // The writers below write within room reserved before (see reserve()).
-  [[gnu::always_inline]] void varint(std::uint64_t value) {
-    char* out = cur_;
-    while (value >= 0x80) {
-      *out++ = static_cast<char>((value & 0x7f) | 0x80);
-      value >>= 7;
-    }
-    *out++ = static_cast<char>(value);
-    cur_ = out;
-  }
-  [[gnu::always_inline]] void text(const std::string& value) {
-    const std::size_t size = value.size();
-    char* out = cur_;
-#if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
-    // Most texts here are short (cards, ids, labels): those take their one-byte length and one
-    // 16-byte block, with no call. A libstdc++ std::string always owns at least 16 bytes at
-    // data(): its inline buffer (15 and the terminator), or a heap block of capacity 16 or more.
-    // The bytes copied past the text are overwritten by the next field or lie past the end,
-    // never in view().
-    // Clang 16 (the fuzz build) cannot make libstdc++ 12's std::string in a constant expression;
-    // the gcc build checks this.
-#if !defined(__clang__)
-    static_assert(std::string().capacity() + 1 >= 16);
-#endif
-    if (size <= 16) [[likely]] {
-      *out = static_cast<char>(size);  // The varint of a size below 0x80.
-      std::memcpy(out + 1, value.data(), 16);
-      cur_ = out + 1 + size;
-      return;
-    }
-#endif
-    // 16 to 32 (paytable ids, row labels): two 16-byte blocks that overlap, both within the text.
-    if (size >= 16 && size <= 32) {
-      *out = static_cast<char>(size);
-      std::memcpy(out + 1, value.data(), 16);
-      std::memcpy(out + 1 + size - 16, value.data() + size - 16, 16);
-      cur_ = out + 1 + size;
-      return;
-    }
-    reserve(10 + size);  // Beyond the member's bound.
-    varint(size);
-    std::memcpy(cur_, value.data(), size);
-    cur_ += size;
-  }
-  void put(std::uint64_t value) { varint(value); }
-  void put(std::uint32_t value) { varint(value); }
-  void put(std::int64_t value) {  // Zig-zag, so that small negative numbers stay short.
-    varint((static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63));
-  }
-  void put(bool value) { varint(value ? 1 : 0); }
-  void put(std::string& value) { text(value); }
-  void put(Name& value) { text(value.str()); }
-  void put(Money value) { put(value.micros()); }
-  template <typename Tag, typename T>
-  void put(StrongId<Tag, T>& value) {
-    put(const_cast<T&>(value.value()));  // Read only, like every put().
-  }
-  template <typename E>
-  requires std::is_enum_v<E>
-  void put(E value) { varint(static_cast<std::uint64_t>(value)); }
-  template <typename T>
-  void put(std::optional<T>& value) {
-    put(value.has_value());
-    if (value) put(*value);
-  }
-  template <typename T>
-  void put(std::vector<T>& values) {
-    varint(values.size());
-    for (T& value : values) {
-      if constexpr (MemberBound<T>::value > 0) reserve(MemberBound<T>::value);
-      put(value);
-    }
-    reserve(0);  // kSlack again for the rest of the enclosing message (see kSlack).
-  }
-  template <typename T>
-  requires std::is_class_v<T>
-  void put(T& message) {
-    fields(*this, message);
-    reserve(0);  // As for a vector: a nested message may have spent its slack.
-  }
-
-  char* begin_ = nullptr;
-  char* cur_ = nullptr;
-  char* end_ = nullptr;
-};
-
-// The last value of each enum the messages hold: the reader refuses larger numbers, which no
-// writer wrote and which no switch over the enum expects.
-constexpr AwardKind last_value(AwardKind) { return AwardKind::envy; }
-constexpr PayoutState last_value(PayoutState) { return PayoutState::rejected; }
-
-class Reader {
- public:
-  // A reader that does not make Names reads them and throws them away: decode() checks the bytes
-  // with one first, so that corrupt bytes add nothing to the process's table of names.
-  // `bytes` starts with a version byte that decode() accepted.
-  Reader(std::string_view bytes, bool make_names)
-      : bytes_(bytes), make_names_(make_names), version_(static_cast<int>(bytes.front())) {}
-  bool ok() const { return ok_; }
-  int version() const { return version_; }
-  bool at_end() const { return next_ == bytes_.size(); }
-
-  template <typename... T>
-  void operator()(T&... values) {
-    (get(values), ...);
-  }
-
- private:
-  // Only the writer's own spelling of a number is read: no zero byte at the end of a longer
-  // form, no bits beyond 64. Every value then has one encoding, so a kept request compared by
-  // its bytes (replay()) is compared by its value, and corrupt bytes cannot pass for it.
-  std::uint64_t varint() {
-    std::uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (next_ >= bytes_.size()) return fail();
-      const auto byte = static_cast<std::uint8_t>(bytes_[next_++]);
-      if (shift == 63 && byte > 1) return fail();
-      value |= std::uint64_t{byte & 0x7fU} << shift;
-      if ((byte & 0x80U) == 0) return byte == 0 && shift > 0 ? fail() : value;
-    }
-    return fail();
-  }
-  std::uint64_t fail() {
-    ok_ = false;
-    next_ = bytes_.size();
-    return 0;
-  }
-  void get(std::uint64_t& value) { value = varint(); }
-  void get(std::uint32_t& value) {
-    const std::uint64_t wide = varint();
-    if (wide > 0xffffffffU) fail();
-    value = static_cast<std::uint32_t>(wide);
-  }
-  void get(std::int64_t& value) {
-    const std::uint64_t zigzag = varint();
-    value = static_cast<std::int64_t>(zigzag >> 1) ^ -static_cast<std::int64_t>(zigzag & 1);
-  }
-  void get(bool& value) {
-    const std::uint64_t raw = varint();
-    if (raw > 1) fail();
-    value = raw == 1;
-  }
-  void get(std::string& value) {
-    const std::uint64_t size = varint();
-    if (size > bytes_.size() - next_) {
-      fail();
-      return;
-    }
-    value.assign(bytes_.substr(next_, size));
-    next_ += size;
-  }
-  void get(Name& value) {
-    std::string text;
-    get(text);
-    if (make_names_) value = Name(text);
-  }
-  void get(Money& value) {
-    std::int64_t micros = 0;
-    get(micros);
-    value = Money::from_micros(micros);
-  }
-  template <typename Tag, typename T>
-  void get(StrongId<Tag, T>& value) {
-    T raw{};
-    get(raw);
-    value = StrongId<Tag, T>(std::move(raw));
-  }
-  template <typename E>
-  requires std::is_enum_v<E>
-  void get(E& value) {
-    const std::uint64_t raw = varint();
-    if (raw > static_cast<std::uint64_t>(last_value(E{}))) fail();
-    value = static_cast<E>(raw);
-  }
-  template <typename T>
-  void get(std::optional<T>& value) {
-    bool present = false;
-    get(present);
-    value.reset();
-    if (!present) return;
-    T inner{};
-    get(inner);
-    value = std::move(inner);
-  }
-  template <typename T>
-  void get(std::vector<T>& values) {
-    const std::uint64_t count = varint();
-    values.clear();
-    // Every element takes at least one byte: a count beyond the input is corrupt.
-    if (count > bytes_.size() - next_) {
-      fail();
-      return;
-    }
-    for (std::uint64_t i = 0; i < count && ok_; ++i) {
-      T value{};
-      get(value);
-      values.push_back(std::move(value));
-    }
-  }
-  template <typename T>
-  requires std::is_class_v<T>
-  void get(T& message) { fields(*this, message); }
-
-  std::string_view bytes_;
-  bool make_names_ = true;
-  int version_ = kVersion;
-  std::size_t next_ = 1;  // After the version byte.
-  bool ok_ = true;
+  static constexpr std::size_t kFirstBlock = 8192;
+  alignas(std::max_align_t) char first_block_[kFirstBlock];
+  google::protobuf::Arena arena_;
 };
 
 template <typename T>
 std::string encode_any(const T& value) {
-  Writer writer;
-  writer.message(value);
-  return std::string(writer.view());
+  MessageArena arena;
+  const auto* message = arena.message(value);
+  std::string bytes(1 + message->ByteSizeLong(), '\0');
+  write(*message, bytes.data(), bytes.size());
+  return bytes;
 }
 
-// Flattened, so that the writer's member functions (and with them its pointers) stay in one
-// function: see Writer::grow().
 template <typename Request, typename Answer>
-[[gnu::flatten]] EncodedCommand encode_pair(const Request& request, const Answer& answer) {
-  Writer writer;
-  writer.message(request);
-  const std::size_t request_size = writer.size();
-  writer.message(answer);
-  const std::string_view bytes = writer.view();
+EncodedCommand encode_pair(const Request& request, const Answer& answer) {
+  MessageArena arena;
+  const auto* request_message = arena.message(request);
+  const auto* answer_message = arena.message(answer);
+  const std::size_t request_size = 1 + request_message->ByteSizeLong();
+  const std::size_t answer_size = 1 + answer_message->ByteSizeLong();
+  std::string bytes(request_size + answer_size, '\0');
+  write(*request_message, bytes.data(), request_size);
+  write(*answer_message, bytes.data() + request_size, answer_size);
   return EncodedCommand(bytes, request_size);
+}
+
+// The value that `bytes` (version 3) hold, if they are exactly what encode() writes for it.
+template <typename T>
+std::optional<T> decode_current(std::string_view bytes) {
+  MessageOf<T> message;
+  bytes.remove_prefix(1);
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) return std::nullopt;
+  if (!message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return std::nullopt;
+  if (!known_enums(message)) return std::nullopt;
+  // One spelling per value: the parser also takes fields out of order, repeated scalars, default
+  // values written out, over-long varints and fields it does not know. Writing the message back
+  // without its unknown fields must give the same bytes.
+  message.DiscardUnknownFields();
+  std::string again(1 + message.ByteSizeLong(), '\0');
+  write(message, again.data(), again.size());
+  if (std::string_view(again).substr(1) != bytes) return std::nullopt;
+  T value{};
+  from_proto(message, value);
+  return value;
 }
 
 }  // namespace
@@ -430,17 +494,9 @@ EncodedCommand encode_command(const VoidRoundRequest& request, const VoidRoundAn
 
 template <typename T>
 std::optional<T> decode(std::string_view bytes) {
-  if (bytes.empty() || bytes.front() < kOldestVersion || bytes.front() > kVersion) {
-    return std::nullopt;
-  }
-  T value{};
-  Reader check(bytes, false);
-  fields(check, value);
-  if (!check.ok() || !check.at_end()) return std::nullopt;
-  value = T{};
-  Reader reader(bytes, true);
-  fields(reader, value);
-  return value;
+  if (bytes.empty()) return std::nullopt;
+  if (bytes.front() == kVersion) return decode_current<T>(bytes);
+  return decode_version_1_or_2<T>(bytes);
 }
 
 template std::optional<OpenRoundRequest> decode(std::string_view);

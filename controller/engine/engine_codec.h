@@ -1,7 +1,10 @@
 #pragma once
 
-// A compact, versioned binary form of the engine's requests and answers, so that storage can keep
-// the first answer to every command and a replay after a restart returns it unchanged.
+// The first request and answer of every table command in the form the journal keeps them, so
+// that a replay after a restart returns the first answer unchanged: a version byte (3), then the
+// engine value as deterministic Protobuf (proto/jackpot/journal/v1/commands.proto). Journals
+// written before hold versions 1 and 2, a hand-written format that is still read
+// (engine_codec_v2.h).
 
 #include <optional>
 #include <string>
@@ -11,13 +14,13 @@
 
 namespace jackpot {
 
-// Each encode() starts with a format version byte. decode() reads the current version and every
-// older one that journals may hold (members an older version lacks decode empty); it refuses
-// any other version, a truncated or over-long input, and any bytes encode() would not have
-// written (a number spelt longer than it needs or wider than 64 bits, a flag other than 0 or 1,
-// an unknown enum value), and returns nothing then. So whatever decodes in the current version
-// re-encodes to the same bytes, and whatever decodes in an older one re-encodes (in the current
-// version) to bytes that decode to the same value.
+// decode() reads the current version and both older ones (members an older version lacks decode
+// empty), and returns nothing for anything else: another or no version byte, bytes that do not
+// parse, and bytes that parse but that encode() would not have written (fields out of order or
+// repeated, a default value written out, a number spelt longer than it needs, an unknown field
+// or enum value). So whatever decodes in the current version re-encodes to the same bytes (a
+// kept request compared by its bytes is compared by its value), and whatever decodes in an older
+// one re-encodes in the current version to bytes that decode to the same value.
 std::string encode(const OpenRoundRequest& value);
 std::string encode(const OpenRoundAnswer& value);
 std::string encode(const LockWagersRequest& value);

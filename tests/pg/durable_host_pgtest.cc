@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "controller/durability/durable.h"
+#include "controller/engine/engine_codec.h"
+#include "controller/engine/engine_codec_v2.h"
 #include "controller/hands/paytable_loader.h"
 #include "controller/host/engine_host.h"
 #include "storage/migrations.h"
@@ -570,6 +572,143 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
   EXPECT_EQ(after.tables, before.tables);
   EXPECT_EQ(after, before);
   EXPECT_FALSE((*reopened)->check_invariants());
+}
+
+}  // namespace
+}  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+std::string unhex(const std::string& text) {
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
+  }
+  return bytes;
+}
+
+std::string hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (const char c : bytes) {
+    text += kDigits[(static_cast<unsigned char>(c) >> 4) & 15];
+    text += kDigits[static_cast<unsigned char>(c) & 15];
+  }
+  return text;
+}
+
+// A kept request or answer (the given version-3 bytes) rewritten in version 2.
+template <typename T>
+std::string in_version_2(const std::string& bytes) {
+  const std::optional<T> value = decode<T>(bytes);
+  if (!value) throw std::runtime_error("a kept message does not decode");
+  return encode_version_2(*value);
+}
+
+// Journals written before the Protobuf format keep each command's first request and answer in
+// the hand-written version 2. After an upgrade, a restart reads them: a repeated command returns
+// the answer kept, a different one under the same ids is refused, and play goes on.
+TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
+  testing::TestDatabase database;
+  auto control = database.connect();
+  storage::apply_migrations(*control);
+  FixedClock clock;
+  SplitMix64 random(17);
+  auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  const auto start = [&] {
+    auto durability = std::make_unique<PostgresDurability>(database.dsn(), floor_config(),
+                                                           paytables, clock, random);
+    auto opened = durability->open();
+    if (!opened) throw std::runtime_error(opened.error().front());
+    auto host = std::make_unique<EngineHost>(std::move(opened).value(), durability.get());
+    return std::make_pair(std::move(durability), std::move(host));
+  };
+  const OpenRoundRequest open_2{TableId("T1"), RoundId(2)};
+  const LockWagersRequest lock_1{
+      TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 100}, {2, LinkId("f-link"), 200}}};
+  const SettleRoundRequest settle_1{TableId("T1"),
+                                    RoundId(1),
+                                    {{1, {"2c", "7d"}, std::nullopt}, {2, {}, "FLUSH"}},
+                                    {"9h", "Js", "4c", "5d", "Kh"},
+                                    {}};
+  const LockWagersRequest lock_2{TableId("T1"), RoundId(2), {{3, LinkId("f-link"), 500}}};
+  const auto open = [](EngineHost& host, const OpenRoundRequest& request) {
+    return host.run([&](Engine& e, Records& r) { return e.open_round(request, r); });
+  };
+  const auto lock = [](EngineHost& host, const LockWagersRequest& request) {
+    return host.run([&](Engine& e, Records& r) { return e.lock_wagers(request, r); });
+  };
+  const auto settle = [](EngineHost& host, const SettleRoundRequest& request) {
+    return host.run([&](Engine& e, Records& r) { return e.settle_round(request, r); });
+  };
+
+  auto [durability, host] = start();
+  ASSERT_TRUE(open(*host, {TableId("T1"), RoundId(1)}).ok());
+  ASSERT_TRUE(lock(*host, lock_1).ok());
+  const auto settled_1 = settle(*host, settle_1);
+  ASSERT_TRUE(settled_1.ok()) << settled_1.error().message;
+  ASSERT_EQ(settled_1->results.size(), 2u);
+  const auto opened_2 = open(*host, open_2);
+  const auto locked_2 = lock(*host, lock_2);
+  ASSERT_TRUE(opened_2.ok() && locked_2.ok());
+  host->stop();
+  host.reset();
+  durability.reset();
+
+  // The journal as a release before the Protobuf format would have kept it.
+  {
+    pqxx::work tx(*control);
+    tx.exec("SET LOCAL session_replication_role = replica");  // Past the append-only triggers.
+    const pqxx::result kept = tx.exec(
+        "SELECT round_key, phase, encode(request, 'hex'), encode(answer, 'hex') "
+        "FROM round_events WHERE request IS NOT NULL");
+    ASSERT_EQ(kept.size(), 5u);  // Round 1 opened, locked and settled; round 2 opened and locked.
+    for (const auto& row : kept) {
+      const std::string phase = row[1].as<std::string>();
+      const std::string request = unhex(row[2].as<std::string>());
+      const std::string answer = unhex(row[3].as<std::string>());
+      ASSERT_EQ(request.front(), '\x03');
+      std::pair<std::string, std::string> old;
+      if (phase == "open") {
+        old = {in_version_2<OpenRoundRequest>(request), in_version_2<OpenRoundAnswer>(answer)};
+      } else if (phase == "locked") {
+        old = {in_version_2<LockWagersRequest>(request), in_version_2<LockWagersAnswer>(answer)};
+      } else {
+        ASSERT_EQ(phase, "settled");
+        old = {in_version_2<SettleRoundRequest>(request), in_version_2<SettleRoundAnswer>(answer)};
+      }
+      tx.exec_params(
+          "UPDATE round_events SET request = decode($1, 'hex'), answer = decode($2, 'hex') "
+          "WHERE round_key = $3 AND phase = $4",
+          hex(old.first), hex(old.second), row[0].as<std::int64_t>(), phase);
+    }
+    tx.commit();
+  }
+  pqxx::nontransaction check(*control);
+  EXPECT_EQ(
+      check.exec1("SELECT count(*) FROM round_events WHERE get_byte(request, 0) = 2")[0].as<int>(),
+      5);
+
+  auto [durability_after, host_after] = start();
+  const auto settled_again = settle(*host_after, settle_1);
+  ASSERT_TRUE(settled_again.ok()) << settled_again.error().message;
+  EXPECT_EQ(*settled_again, *settled_1);
+  // (An OpenRound repeat is answered only while its round is OPEN: round 2 is LOCKED.)
+  const auto locked_again = lock(*host_after, lock_2);
+  ASSERT_TRUE(locked_again.ok()) << locked_again.error().message;
+  EXPECT_EQ(*locked_again, *locked_2);
+  LockWagersRequest other = lock_2;
+  other.wagers[0].amount_cents = 1000;
+  EXPECT_EQ(lock(*host_after, other).error().code, EngineError::replay_differs);
+  const SettleRoundRequest settle_2{TableId("T1"),
+                                    RoundId(2),
+                                    {{3, {"2c", "7d"}, std::nullopt}},
+                                    {"9h", "Js", "4c", "5d", "Kh"},
+                                    {}};
+  const auto settled_2 = settle(*host_after, settle_2);
+  EXPECT_TRUE(settled_2.ok()) << settled_2.error().message;
+  host_after->stop();
 }
 
 }  // namespace
