@@ -14,6 +14,7 @@
 
 #include "controller/engine/engine_codec_v2.h"
 #include "jackpot/journal/v1/commands.pb.h"
+#include "meters/invariant.h"
 
 namespace jackpot {
 
@@ -191,10 +192,13 @@ void to_proto(const VoidRoundAnswer& v, pb::VoidRoundAnswer* out) {
 }
 
 // ---- Message -> engine value -------------------------------------------------------------
-// Called only on messages whose enums are known (known_enums()).
+// Proto3 enums are open: a parsed message may hold a number no engine enum has, which these
+// map to nothing. known_enums() refuses such a message before any of it is converted.
 
-AwardKind from_proto(pb::AwardKind kind) {
+std::optional<AwardKind> engine_value(pb::AwardKind kind) {
   switch (kind) {
+    case pb::AWARD_KIND_PERCENT:
+      return AwardKind::percent;
     case pb::AWARD_KIND_FIXED:
       return AwardKind::fixed;
     case pb::AWARD_KIND_DYNAMIC:
@@ -204,19 +208,28 @@ AwardKind from_proto(pb::AwardKind kind) {
     case pb::AWARD_KIND_ENVY:
       return AwardKind::envy;
     default:
-      return AwardKind::percent;
+      return std::nullopt;
   }
 }
 
-PayoutState from_proto(pb::PayoutState state) {
+std::optional<PayoutState> engine_value(pb::PayoutState state) {
   switch (state) {
+    case pb::PAYOUT_STATE_PENDING:
+      return PayoutState::pending;
     case pb::PAYOUT_STATE_PAID:
       return PayoutState::paid;
     case pb::PAYOUT_STATE_REJECTED:
       return PayoutState::rejected;
     default:
-      return PayoutState::pending;
+      return std::nullopt;
   }
+}
+
+template <typename Enum>
+auto from_proto(Enum value) {
+  const auto known = engine_value(value);
+  JACKPOT_INVARIANT(known.has_value(), "known_enums() refused every unknown enum value");
+  return *known;
 }
 
 // Each element in turn (defined below the messages' own, which it calls).
@@ -358,14 +371,14 @@ void from_proto(const google::protobuf::RepeatedPtrField<Message>& messages,
 }
 
 // ---- Checks before decoding --------------------------------------------------------------
-// Proto3 enums are open: a parsed message may hold a number no engine enum has.
+// Every enum field of the messages (tests/unit/engine_codec_test.cc checks that there are no
+// others): AwardView.kind and .payout_state, MustHitByHitView.payout_state.
 
 bool known(const pb::AwardView& m) {
-  return pb::AwardKind_IsValid(m.kind()) &&
-         (!m.has_payout_state() || pb::PayoutState_IsValid(m.payout_state()));
+  return engine_value(m.kind()) && (!m.has_payout_state() || engine_value(m.payout_state()));
 }
 bool known(const pb::MustHitByHitView& m) {
-  return !m.has_payout_state() || pb::PayoutState_IsValid(m.payout_state());
+  return !m.has_payout_state() || engine_value(m.payout_state());
 }
 bool known(const pb::SeatResultView& m) {
   for (const pb::AwardView& award : m.awards()) {
@@ -392,14 +405,29 @@ bool known_enums(const Message& m) {
 template <typename T>
 using MessageOf = decltype(message_of(std::declval<const T&>()));
 
-// Writes the version byte and `message`, whose sizes ByteSizeLong() has just cached, into `out`:
-// deterministic serialization, so that one value is always the same bytes.
-void write(const google::protobuf::MessageLite& message, char* out, std::size_t size) {
-  *out = kVersion;
-  google::protobuf::io::ArrayOutputStream stream(out + 1, static_cast<int>(size - 1));
+// A message as written: the version byte, the message's length (a varint) and the message. With
+// the length, a cut or a lengthened row is refused: Protobuf alone has no end mark, and a
+// message cut between two fields would parse as one with fewer members.
+std::size_t frame_size(std::size_t message_size) {
+  return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(message_size) + message_size;
+}
+
+// Writes the frame of `message`, whose sizes ByteSizeLong() has just cached and returned as
+// `message_size`, into `out` (frame_size(message_size) bytes). Deterministic serialization: one
+// value is always the same bytes.
+void write(const google::protobuf::MessageLite& message, std::size_t message_size, char* out) {
+  const std::size_t size = frame_size(message_size);
+  JACKPOT_INVARIANT(size <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                    "a kept message is below 2 GiB (requests are at most 64 KiB)");
+  google::protobuf::io::ArrayOutputStream stream(out, static_cast<int>(size));
   google::protobuf::io::CodedOutputStream coded(&stream);
   coded.SetSerializationDeterministic(true);
+  coded.WriteRaw(&kVersion, 1);
+  coded.WriteVarint64(message_size);
   message.SerializeWithCachedSizes(&coded);
+  coded.Trim();
+  JACKPOT_INVARIANT(!coded.HadError() && static_cast<std::size_t>(coded.ByteCount()) == size,
+                    "a message fills its frame exactly");
 }
 
 // The messages are built on an arena whose first block is on the stack: a command's messages
@@ -430,8 +458,9 @@ template <typename T>
 std::string encode_any(const T& value) {
   MessageArena arena;
   const auto* message = arena.message(value);
-  std::string bytes(1 + message->ByteSizeLong(), '\0');
-  write(*message, bytes.data(), bytes.size());
+  const std::size_t message_size = message->ByteSizeLong();
+  std::string bytes(frame_size(message_size), '\0');
+  write(*message, message_size, bytes.data());
   return bytes;
 }
 
@@ -440,29 +469,37 @@ EncodedCommand encode_pair(const Request& request, const Answer& answer) {
   MessageArena arena;
   const auto* request_message = arena.message(request);
   const auto* answer_message = arena.message(answer);
-  const std::size_t request_size = 1 + request_message->ByteSizeLong();
-  const std::size_t answer_size = 1 + answer_message->ByteSizeLong();
-  std::string bytes(request_size + answer_size, '\0');
-  write(*request_message, bytes.data(), request_size);
-  write(*answer_message, bytes.data() + request_size, answer_size);
+  const std::size_t request_message_size = request_message->ByteSizeLong();
+  const std::size_t answer_message_size = answer_message->ByteSizeLong();
+  const std::size_t request_size = frame_size(request_message_size);
+  std::string bytes(request_size + frame_size(answer_message_size), '\0');
+  write(*request_message, request_message_size, bytes.data());
+  write(*answer_message, answer_message_size, bytes.data() + request_size);
   return EncodedCommand(bytes, request_size);
 }
 
 // The value that `bytes` (version 3) hold, if they are exactly what encode() writes for it.
 template <typename T>
 std::optional<T> decode_current(std::string_view bytes) {
-  MessageOf<T> message;
-  bytes.remove_prefix(1);
   if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) return std::nullopt;
-  if (!message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return std::nullopt;
+  google::protobuf::io::CodedInputStream header(
+      reinterpret_cast<const std::uint8_t*>(bytes.data()) + 1, static_cast<int>(bytes.size() - 1));
+  std::uint64_t length = 0;
+  if (!header.ReadVarint64(&length)) return std::nullopt;
+  const std::string_view body =
+      bytes.substr(1 + static_cast<std::size_t>(header.CurrentPosition()));
+  if (length != body.size()) return std::nullopt;
+  MessageOf<T> message;
+  if (!message.ParseFromArray(body.data(), static_cast<int>(body.size()))) return std::nullopt;
   if (!known_enums(message)) return std::nullopt;
   // One spelling per value: the parser also takes fields out of order, repeated scalars, default
   // values written out, over-long varints and fields it does not know. Writing the message back
   // without its unknown fields must give the same bytes.
   message.DiscardUnknownFields();
-  std::string again(1 + message.ByteSizeLong(), '\0');
-  write(message, again.data(), again.size());
-  if (std::string_view(again).substr(1) != bytes) return std::nullopt;
+  const std::size_t message_size = message.ByteSizeLong();
+  std::string again(frame_size(message_size), '\0');
+  write(message, message_size, again.data());
+  if (again != bytes) return std::nullopt;
   T value{};
   from_proto(message, value);
   return value;

@@ -6,76 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "controller/engine/engine_codec_v2_fields.h"
+
 namespace jackpot {
 namespace {
 
-// Each message's members in the order the writer wrote them.
-template <typename A>
-void fields(A& a, LevelMeterView& v) {
-  a(v.link, v.level, v.name, v.meter, v.must_hit_by, v.ceiling);
-}
-template <typename A>
-void fields(A& a, DynamicPayView& v) {
-  a(v.hand, v.option, v.amount);
-}
-template <typename A>
-void fields(A& a, DynamicSelectionView& v) {
-  a(v.link, v.paytable_id, v.pays);
-}
-template <typename A>
-void fields(A& a, OpenRoundRequest& v) {
-  a(v.table, v.round);
-}
-template <typename A>
-void fields(A& a, OpenRoundAnswer& v) {
-  a(v.table, v.round, v.dynamic_pays);
-}
-template <typename A>
-void fields(A& a, WagerRequest& v) {
-  a(v.seat, v.link, v.amount_cents);
-}
-template <typename A>
-void fields(A& a, LockWagersRequest& v) {
-  a(v.table, v.round, v.wagers);
-}
-template <typename A>
-void fields(A& a, MustHitByHitView& v) {
-  a(v.link, v.level, v.seat, v.amount, v.draw_id);
-  if (a.version() >= 2) a(v.payout_state);
-}
-template <typename A>
-void fields(A& a, LockWagersAnswer& v) {
-  a(v.table, v.round, v.meters, v.must_hit_by_hits);
-}
-template <typename A>
-void fields(A& a, SeatHandRequest& v) {
-  a(v.seat, v.cards, v.keyed_hand);
-}
-template <typename A>
-void fields(A& a, SettleRoundRequest& v) {
-  a(v.table, v.round, v.seats, v.board, v.link_cards);
-}
-template <typename A>
-void fields(A& a, AwardView& v) {
-  a(v.link, v.kind, v.level, v.hand, v.from_seat, v.amount, v.payout);
-  if (a.version() >= 2) a(v.payout_state);
-}
-template <typename A>
-void fields(A& a, SeatResultView& v) {
-  a(v.seat, v.link, v.paytable_id, v.hand, v.dealer_keyed, v.awards, v.total);
-}
-template <typename A>
-void fields(A& a, SettleRoundAnswer& v) {
-  a(v.table, v.round, v.results, v.meters);
-}
-template <typename A>
-void fields(A& a, VoidRoundRequest& v) {
-  a(v.table, v.round, v.reason);
-}
-template <typename A>
-void fields(A& a, VoidRoundAnswer& v) {
-  a(v.table, v.round, v.reversed, v.meters);
-}
+using codec_v2::fields;
 
 // The last value of each enum the messages hold: the reader refuses larger numbers, which no
 // writer wrote and which no switch over the enum expects.
@@ -201,57 +137,6 @@ class Reader {
   bool ok_ = true;
 };
 
-// The version-2 writer, kept only so that tests can make journals as older releases wrote them.
-class Writer {
- public:
-  int version() const { return 2; }
-  std::string bytes = std::string(1, '\x02');
-
-  template <typename... T>
-  void operator()(T&... values) {
-    (put(values), ...);
-  }
-
- private:
-  void varint(std::uint64_t value) {
-    for (; value >= 0x80; value >>= 7) bytes += static_cast<char>((value & 0x7f) | 0x80);
-    bytes += static_cast<char>(value);
-  }
-  void put(std::uint64_t value) { varint(value); }
-  void put(std::uint32_t value) { varint(value); }
-  void put(std::int64_t value) {  // Zig-zag.
-    varint((static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63));
-  }
-  void put(bool value) { varint(value ? 1 : 0); }
-  void put(const std::string& value) {
-    varint(value.size());
-    bytes += value;
-  }
-  void put(Name& value) { put(value.str()); }
-  void put(Money value) { put(value.micros()); }
-  template <typename Tag, typename T>
-  void put(StrongId<Tag, T>& value) {
-    put(value.value());
-  }
-  template <typename E>
-  requires std::is_enum_v<E>
-  void put(E value) { varint(static_cast<std::uint64_t>(value)); }
-  template <typename T>
-  void put(std::optional<T>& value) {
-    put(value.has_value());
-    if (value) put(*value);
-  }
-  template <typename T>
-  void put(std::vector<T>& values) {
-    varint(values.size());
-    for (T& value : values) put(value);
-  }
-  template <typename T>
-  requires std::is_class_v<T> &&(!std::is_same_v<T, std::string>)void put(T& message) {
-    fields(*this, message);
-  }
-};
-
 }  // namespace
 
 template <typename T>
@@ -275,21 +160,5 @@ template std::optional<SettleRoundRequest> decode_version_1_or_2(std::string_vie
 template std::optional<SettleRoundAnswer> decode_version_1_or_2(std::string_view);
 template std::optional<VoidRoundRequest> decode_version_1_or_2(std::string_view);
 template std::optional<VoidRoundAnswer> decode_version_1_or_2(std::string_view);
-
-template <typename T>
-std::string encode_version_2(T value) {
-  Writer writer;
-  fields(writer, value);
-  return std::move(writer.bytes);
-}
-
-template std::string encode_version_2(OpenRoundRequest);
-template std::string encode_version_2(OpenRoundAnswer);
-template std::string encode_version_2(LockWagersRequest);
-template std::string encode_version_2(LockWagersAnswer);
-template std::string encode_version_2(SettleRoundRequest);
-template std::string encode_version_2(SettleRoundAnswer);
-template std::string encode_version_2(VoidRoundRequest);
-template std::string encode_version_2(VoidRoundAnswer);
 
 }  // namespace jackpot

@@ -3,11 +3,10 @@
 // The reader of the hand-written format that journals kept requests and answers in before the
 // Protobuf one (engine_codec.h): versions 1 and 2, each message a version byte and then its
 // members in declaration order (numbers as varints, signed ones zig-zag, texts and vectors by
-// length, optionals by a presence flag). jackpotd no longer writes it (tests do, see below); it
-// is read so that every journal written before still replays.
+// length, optionals by a presence flag). jackpotd no longer writes it (tests do, with
+// tests/support/codec_v2_writer.h); it reads it so that every journal kept before still replays.
 
 #include <optional>
-#include <string>
 #include <string_view>
 
 #include "controller/engine/engine_types.h"
@@ -20,10 +19,5 @@ namespace jackpot {
 // award's and each Must-Hit-By hit's payout state, which decode empty.
 template <typename T>
 std::optional<T> decode_version_1_or_2(std::string_view bytes);
-
-// `value` in version 2, as releases before the Protobuf format wrote it: only for tests, which
-// make journals in the older format with it.
-template <typename T>
-std::string encode_version_2(T value);
 
 }  // namespace jackpot

@@ -280,9 +280,13 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Named by the format version (the byte after the type) so that seeds an older format wrote,
+  // "kept-N", stay beside these: the reader of every version keeps its seeds.
   int index = 0;
   for (const std::string& input : codec_inputs) {
-    write(corpus / "engine_codec_fuzz", "kept-" + std::to_string(index++), input);
+    write(corpus / "engine_codec_fuzz",
+          "kept-v" + std::to_string(static_cast<int>(input.at(1))) + "-" + std::to_string(index++),
+          input);
   }
   std::cout << "fuzz_seeds: wrote the seeds under " << corpus << " (" << codec_inputs.size()
             << " codec inputs)\n";

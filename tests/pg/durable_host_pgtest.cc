@@ -17,11 +17,11 @@
 
 #include "controller/durability/durable.h"
 #include "controller/engine/engine_codec.h"
-#include "controller/engine/engine_codec_v2.h"
 #include "controller/hands/paytable_loader.h"
 #include "controller/host/engine_host.h"
 #include "storage/migrations.h"
 #include "storage/state_loader.h"
+#include "tests/support/codec_v2_writer.h"
 #include "tests/support/fixed_clock.h"
 #include "tests/support/test_database.h"
 
@@ -603,12 +603,13 @@ template <typename T>
 std::string in_version_2(const std::string& bytes) {
   const std::optional<T> value = decode<T>(bytes);
   if (!value) throw std::runtime_error("a kept message does not decode");
-  return encode_version_2(*value);
+  return testing::encode_version_2(*value);
 }
 
 // Journals written before the Protobuf format keep each command's first request and answer in
 // the hand-written version 2. After an upgrade, a restart reads them: a repeated command returns
-// the answer kept, a different one under the same ids is refused, and play goes on.
+// the answer kept, a different one under the same ids is refused, play goes on, and a journal
+// that holds both formats restarts again.
 TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   testing::TestDatabase database;
   auto control = database.connect();
@@ -616,23 +617,18 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   FixedClock clock;
   SplitMix64 random(17);
   auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  EngineConfig config = floor_config();
+  TableSettings second = config.tables[0];
+  second.id = TableId("T2");
+  config.tables.push_back(second);
   const auto start = [&] {
-    auto durability = std::make_unique<PostgresDurability>(database.dsn(), floor_config(),
-                                                           paytables, clock, random);
+    auto durability =
+        std::make_unique<PostgresDurability>(database.dsn(), config, paytables, clock, random);
     auto opened = durability->open();
     if (!opened) throw std::runtime_error(opened.error().front());
     auto host = std::make_unique<EngineHost>(std::move(opened).value(), durability.get());
     return std::make_pair(std::move(durability), std::move(host));
   };
-  const OpenRoundRequest open_2{TableId("T1"), RoundId(2)};
-  const LockWagersRequest lock_1{
-      TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 100}, {2, LinkId("f-link"), 200}}};
-  const SettleRoundRequest settle_1{TableId("T1"),
-                                    RoundId(1),
-                                    {{1, {"2c", "7d"}, std::nullopt}, {2, {}, "FLUSH"}},
-                                    {"9h", "Js", "4c", "5d", "Kh"},
-                                    {}};
-  const LockWagersRequest lock_2{TableId("T1"), RoundId(2), {{3, LinkId("f-link"), 500}}};
   const auto open = [](EngineHost& host, const OpenRoundRequest& request) {
     return host.run([&](Engine& e, Records& r) { return e.open_round(request, r); });
   };
@@ -642,16 +638,36 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   const auto settle = [](EngineHost& host, const SettleRoundRequest& request) {
     return host.run([&](Engine& e, Records& r) { return e.settle_round(request, r); });
   };
+  const auto void_round = [](EngineHost& host, const VoidRoundRequest& request) {
+    return host.run([&](Engine& e, Records& r) { return e.void_round(request, r); });
+  };
+  // T1: round 1 settled, seat 2's keyed Flush paid (its payout's state in the answer). T2: round 1
+  // voided after its lock, round 2 locked.
+  const LockWagersRequest lock_t1{
+      TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 100}, {2, LinkId("f-link"), 200}}};
+  const SettleRoundRequest settle_t1{TableId("T1"),
+                                     RoundId(1),
+                                     {{1, {"2c", "7d"}, std::nullopt}, {2, {}, "FLUSH"}},
+                                     {"9h", "Js", "4c", "5d", "Kh"},
+                                     {}};
+  const VoidRoundRequest void_t2{TableId("T2"), RoundId(1), "misdeal"};
+  const LockWagersRequest lock_t2{TableId("T2"), RoundId(2), {{3, LinkId("f-link"), 500}}};
 
   auto [durability, host] = start();
   ASSERT_TRUE(open(*host, {TableId("T1"), RoundId(1)}).ok());
-  ASSERT_TRUE(lock(*host, lock_1).ok());
-  const auto settled_1 = settle(*host, settle_1);
-  ASSERT_TRUE(settled_1.ok()) << settled_1.error().message;
-  ASSERT_EQ(settled_1->results.size(), 2u);
-  const auto opened_2 = open(*host, open_2);
-  const auto locked_2 = lock(*host, lock_2);
-  ASSERT_TRUE(opened_2.ok() && locked_2.ok());
+  ASSERT_TRUE(lock(*host, lock_t1).ok());
+  const auto settled_t1 = settle(*host, settle_t1);
+  ASSERT_TRUE(settled_t1.ok()) << settled_t1.error().message;
+  ASSERT_EQ(settled_t1->results.size(), 2u);
+  ASSERT_EQ(settled_t1->results[0].awards.size(), 1u);  // Seat 2's Flush.
+  ASSERT_TRUE(settled_t1->results[0].awards[0].payout_state.has_value());
+  ASSERT_TRUE(open(*host, {TableId("T2"), RoundId(1)}).ok());
+  ASSERT_TRUE(lock(*host, {TableId("T2"), RoundId(1), {{1, LinkId("f-link"), 100}}}).ok());
+  const auto voided_t2 = void_round(*host, void_t2);
+  ASSERT_TRUE(voided_t2.ok()) << voided_t2.error().message;
+  ASSERT_TRUE(open(*host, {TableId("T2"), RoundId(2)}).ok());
+  const auto locked_t2 = lock(*host, lock_t2);
+  ASSERT_TRUE(locked_t2.ok()) << locked_t2.error().message;
   host->stop();
   host.reset();
   durability.reset();
@@ -663,20 +679,23 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
     const pqxx::result kept = tx.exec(
         "SELECT round_key, phase, encode(request, 'hex'), encode(answer, 'hex') "
         "FROM round_events WHERE request IS NOT NULL");
-    ASSERT_EQ(kept.size(), 5u);  // Round 1 opened, locked and settled; round 2 opened and locked.
+    ASSERT_EQ(kept.size(), 8u);
     for (const auto& row : kept) {
       const std::string phase = row[1].as<std::string>();
       const std::string request = unhex(row[2].as<std::string>());
       const std::string answer = unhex(row[3].as<std::string>());
       ASSERT_EQ(request.front(), '\x03');
+      ASSERT_EQ(answer.front(), '\x03');
       std::pair<std::string, std::string> old;
       if (phase == "open") {
         old = {in_version_2<OpenRoundRequest>(request), in_version_2<OpenRoundAnswer>(answer)};
       } else if (phase == "locked") {
         old = {in_version_2<LockWagersRequest>(request), in_version_2<LockWagersAnswer>(answer)};
-      } else {
-        ASSERT_EQ(phase, "settled");
+      } else if (phase == "settled") {
         old = {in_version_2<SettleRoundRequest>(request), in_version_2<SettleRoundAnswer>(answer)};
+      } else {
+        ASSERT_EQ(phase, "voided");
+        old = {in_version_2<VoidRoundRequest>(request), in_version_2<VoidRoundAnswer>(answer)};
       }
       tx.exec_params(
           "UPDATE round_events SET request = decode($1, 'hex'), answer = decode($2, 'hex') "
@@ -685,30 +704,50 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
     }
     tx.commit();
   }
-  pqxx::nontransaction check(*control);
-  EXPECT_EQ(
-      check.exec1("SELECT count(*) FROM round_events WHERE get_byte(request, 0) = 2")[0].as<int>(),
-      5);
+  const auto kept_in = [&](int version) {
+    pqxx::nontransaction check(*control);
+    return check
+        .exec1("SELECT count(*) FROM round_events WHERE get_byte(request, 0) = " +
+               std::to_string(version) + " AND get_byte(answer, 0) = " + std::to_string(version))[0]
+        .as<int>();
+  };
+  ASSERT_EQ(kept_in(2), 8);
 
   auto [durability_after, host_after] = start();
-  const auto settled_again = settle(*host_after, settle_1);
+  const auto settled_again = settle(*host_after, settle_t1);
   ASSERT_TRUE(settled_again.ok()) << settled_again.error().message;
-  EXPECT_EQ(*settled_again, *settled_1);
-  // (An OpenRound repeat is answered only while its round is OPEN: round 2 is LOCKED.)
-  const auto locked_again = lock(*host_after, lock_2);
+  EXPECT_EQ(*settled_again, *settled_t1);
+  const auto voided_again = void_round(*host_after, void_t2);
+  ASSERT_TRUE(voided_again.ok()) << voided_again.error().message;
+  EXPECT_EQ(*voided_again, *voided_t2);
+  const auto locked_again = lock(*host_after, lock_t2);
   ASSERT_TRUE(locked_again.ok()) << locked_again.error().message;
-  EXPECT_EQ(*locked_again, *locked_2);
-  LockWagersRequest other = lock_2;
+  EXPECT_EQ(*locked_again, *locked_t2);
+  // (An OpenRound repeat is answered only while its round is OPEN: T2's round 2 is LOCKED.)
+  LockWagersRequest other = lock_t2;
   other.wagers[0].amount_cents = 1000;
   EXPECT_EQ(lock(*host_after, other).error().code, EngineError::replay_differs);
-  const SettleRoundRequest settle_2{TableId("T1"),
-                                    RoundId(2),
-                                    {{3, {"2c", "7d"}, std::nullopt}},
-                                    {"9h", "Js", "4c", "5d", "Kh"},
-                                    {}};
-  const auto settled_2 = settle(*host_after, settle_2);
-  EXPECT_TRUE(settled_2.ok()) << settled_2.error().message;
+  const SettleRoundRequest settle_t2{TableId("T2"),
+                                     RoundId(2),
+                                     {{3, {"2c", "7d"}, std::nullopt}},
+                                     {"9h", "Js", "4c", "5d", "Kh"},
+                                     {}};
+  const auto settled_t2 = settle(*host_after, settle_t2);
+  ASSERT_TRUE(settled_t2.ok()) << settled_t2.error().message;
   host_after->stop();
+  host_after.reset();
+  durability_after.reset();
+  EXPECT_EQ(kept_in(3), 1);  // T2's settlement, beside the seven older ones.
+
+  // A journal holding both formats restarts: both settlements replay.
+  auto [durability_mixed, host_mixed] = start();
+  const auto settled_t1_mixed = settle(*host_mixed, settle_t1);
+  ASSERT_TRUE(settled_t1_mixed.ok()) << settled_t1_mixed.error().message;
+  EXPECT_EQ(*settled_t1_mixed, *settled_t1);
+  const auto settled_t2_mixed = settle(*host_mixed, settle_t2);
+  ASSERT_TRUE(settled_t2_mixed.ok()) << settled_t2_mixed.error().message;
+  EXPECT_EQ(*settled_t2_mixed, *settled_t2);
+  host_mixed->stop();
 }
 
 }  // namespace

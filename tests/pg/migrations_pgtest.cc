@@ -258,6 +258,42 @@ TEST(Migrations, AnswersMoveOntoTheirRoundEvents) {
       std::string::npos);
 }
 
+// Migration 20: a round event keeps its request and answer in a format version jackpotd reads
+// (1 to 3), so that a jackpotd from before refuses the database rather than meet a row it cannot
+// read; rows kept before are not read again.
+TEST(Migrations, KeptCommandsAreInAFormatVersionJackpotdReads) {
+  TestDatabase database;
+  auto connection = database.connect();
+  const auto& all = embedded_migrations();
+  ASSERT_GE(all.size(), 20U);
+  apply_migrations(*connection, std::vector<Migration>(all.begin(), all.begin() + 19));
+  {
+    pqxx::work tx(*connection);
+    tx.exec(
+        "INSERT INTO rounds VALUES (1, 'T1', 1), (2, 'T1', 2);"
+        "INSERT INTO round_events (round_key, phase, at, request, answer) VALUES "
+        "  (1, 'open', now(), '\\x09', '\\x09')");  // Not a version; kept before the check.
+    tx.commit();
+  }
+  apply_migrations(*connection);
+  const auto insert = [&](const std::string& request, const std::string& answer) {
+    return error_of([&] {
+      pqxx::work tx(*connection);
+      tx.exec_params(
+          "INSERT INTO round_events (round_key, phase, at, request, answer) "
+          "VALUES (2, 'open', now(), decode($1, 'hex'), decode($2, 'hex'))",
+          request, answer);
+      tx.commit();
+    });
+  };
+  for (const auto& [request, answer] : std::vector<std::pair<std::string, std::string>>{
+           {"04", "0300"}, {"0300", "00"}, {"", "0300"}, {"0300", ""}, {"ff", "ff"}}) {
+    EXPECT_NE(insert(request, answer).find("round_events_kept_format"), std::string::npos)
+        << request << "/" << answer;
+  }
+  EXPECT_EQ(insert("0300", "0100"), "<no error>");
+}
+
 TEST(FloorVersions, OneVersionPerDistinctFloorKeptAsWritten) {
   TestDatabase database;
   auto connection = database.connect();

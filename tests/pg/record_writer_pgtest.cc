@@ -498,8 +498,9 @@ TEST_F(RecordWriterTest, EveryReferenceIsCheckedOncePerStatement) {
   const std::vector<Orphan> orphans = {
       {"round_events", "round_events_round_exists",
        "INSERT INTO round_events (round_key, phase, at, request, answer) "
-       "SELECT round_key, 'settled', now(), ''::bytea, ''::bytea FROM rounds UNION ALL "
-       "SELECT 987654, 'open', now(), ''::bytea, ''::bytea"},
+       "SELECT round_key, 'settled', now(), '\\x0300'::bytea, '\\x0300'::bytea FROM rounds UNION "
+       "ALL "
+       "SELECT 987654, 'open', now(), '\\x0300'::bytea, '\\x0300'::bytea"},
       {"wagers", "wagers_round_and_link_exist",
        "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
        "SELECT round_key, 2, 'pg-link', 5000000, 1 FROM rounds UNION ALL "
@@ -574,7 +575,7 @@ TEST_F(RecordWriterTest, ReferenceChecksProbeKeysAndIgnoreTemporaryTables) {
   const std::vector<std::pair<std::string, std::string>> shadows = {
       {"CREATE TEMP TABLE rounds (round_key bigint); INSERT INTO rounds VALUES (987654)",
        "INSERT INTO round_events (round_key, phase, at, request, answer) "
-       "VALUES (987654, 'open', now(), ''::bytea, ''::bytea)"},
+       "VALUES (987654, 'open', now(), '\\x0300'::bytea, '\\x0300'::bytea)"},
       {"CREATE TEMP TABLE links (link_id text); INSERT INTO links VALUES ('ghost')",
        "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
        "SELECT round_key, 1, 'ghost', 5000000, 1 FROM public.rounds LIMIT 1"},
@@ -624,7 +625,7 @@ TEST_F(RecordWriterTest, JournalOrphansFindsRowsWrittenPastTheChecks) {
   tx.exec("SET LOCAL session_replication_role = replica");
   tx.exec(
       "INSERT INTO round_events (round_key, phase, at, request, answer) "
-      "VALUES (987654, 'open', now(), ''::bytea, ''::bytea);"
+      "VALUES (987654, 'open', now(), '\\x0300'::bytea, '\\x0300'::bytea);"
       "INSERT INTO wagers (round_key, seat, link_id, amount_micros, units) "
       "VALUES (987654, 1, 'ghost', 5000000, 1);"
       "INSERT INTO hands (round_key, seat, link_id, cards, dealer_keyed, hand) "

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
-#include "controller/engine/engine_codec_v2.h"
+#include "jackpot/journal/v1/commands.pb.h"
 #include "meters/random.h"
+#include "tests/support/codec_v2_writer.h"
 
 namespace jackpot {
 namespace {
@@ -95,23 +97,89 @@ constexpr std::string_view kSettlementVersion2 =
     "616c20466c75736882a8d6b907000180d0dbc3f402096875682d726f79616c02104d7573742d4869742d"
     "4279202432353080c2d72f0180cab5ee0100";
 
-// Version 3, deterministic Protobuf after the version byte (`protoc --decode_raw` reads the rest).
+// Version 3: the version byte, the message's length and the message in deterministic Protobuf
+// (`protoc --decode_raw` reads it after the first three bytes here).
 constexpr std::string_view kSettlementVersion3 =
-    "030a054855482d31102a1a7b080612096875682d726f79616c1a1150542d424a532d4855482d3543502d"
-    "3132220b526f79616c20466c75736832220a096875682d726f79616c1801220b526f79616c20466c7573"
-    "6830e0e5dffd5b380932220a096875682d726f79616c1004220b526f79616c20466c7573682802309f9c"
-    "01380a38c0c9defd5b1a22080212096875682d726f79616c1a1150542d424a532d4855482d3543502d31"
-    "32280122270a096875682d726f79616c10011a0b526f79616c20466c7573682082a8d6b9073080d0dbc3"
-    "f402222a0a096875682d726f79616c10021a104d7573742d4869742d427920243235302080c2d72f2880"
-    "cab5ee01";
-constexpr std::string_view kLockRequestVersion3 =
-    "030a015410091a08080112014c18c8011a07080612014c1809";
+    "03ff010a054855482d31102a1a7b080612096875682d726f79616c1a1150542d424a532d4855482d3543"
+    "502d3132220b526f79616c20466c75736832220a096875682d726f79616c1801220b526f79616c20466c"
+    "75736830e0e5dffd5b380932220a096875682d726f79616c1004220b526f79616c20466c757368280230"
+    "9f9c01380a38c0c9defd5b1a22080212096875682d726f79616c1a1150542d424a532d4855482d354350"
+    "2d3132280122270a096875682d726f79616c10011a0b526f79616c20466c7573682082a8d6b9073080d0"
+    "dbc3f402222a0a096875682d726f79616c10021a104d7573742d4869742d427920243235302080c2d72f"
+    "2880cab5ee01";
 
-TEST(EngineCodec, TheBytesOfAKnownMessageNeverChange) {
+// Every message with every member set (optional ones present, also with zero), so that a change
+// to any field's number, type or spelling, or to how the library writes them, fails here first.
+OpenRoundAnswer an_open_with_everything() {
+  return {TableId("T"),
+          RoundId(7),
+          {{LinkId("L"), "D01", {{"Flush", 3, usd("4.00")}, {"Straight", 10, usd("0.000001")}}}}};
+}
+LockWagersAnswer a_lock_with_everything() {
+  LockWagersAnswer answer{TableId("T"), RoundId(7), a_settlement().meters, {}};
+  answer.meters[0].must_hit_by = Money();  // Present, zero.
+  answer.must_hit_by_hits = {{LinkId("L"), 2, 4, usd("250.00"), 77, PayoutState::pending},
+                             {LinkId("L"), 3, 5, usd("-1.00"), 78, PayoutState::paid},
+                             {LinkId("L"), 4, 6, usd("1.00"), 79, std::nullopt}};
+  return answer;
+}
+SettleRoundAnswer a_settlement_with_everything() {
+  SettleRoundAnswer answer = a_settlement();
+  answer.results[0].awards[0].payout_state = PayoutState::rejected;
+  answer.results[0].awards[1].payout_state = PayoutState::pending;
+  answer.results[1].awards.push_back(
+      {LinkId("L"), AwardKind::fixed, 0, "Flush", 0, usd("5.00"), PayoutId(11), PayoutState::paid});
+  answer.results[1].awards.push_back(
+      {LinkId("L"), AwardKind::dynamic, 0, "Flush", 0, usd("7.00"), PayoutId(12), std::nullopt});
+  answer.results[1].awards.push_back({LinkId("L"), AwardKind::must_hit_by, 2, "Must-Hit-By", 0,
+                                      usd("250.00"), PayoutId(13), PayoutState::pending});
+  return answer;
+}
+
+TEST(EngineCodec, TheBytesOfEveryMessageNeverChange) {
   EXPECT_EQ(hex(encode(a_settlement())), kSettlementVersion3);
-  const LockWagersRequest lock{
-      TableId("T"), RoundId(9), {{1, LinkId("L"), 100}, {6, LinkId("L"), -5}}};
-  EXPECT_EQ(hex(encode(lock)), kLockRequestVersion3);
+  EXPECT_EQ(hex(encode(OpenRoundRequest{TableId("T"), RoundId(7)})), "03050a01541007");
+  EXPECT_EQ(hex(encode(an_open_with_everything())),
+            "032f0a015410071a280a014c12034430311a0e0a05466c75736810031880a4e8031a0e0a085374726169"
+            "676874100a1802");
+  EXPECT_EQ(hex(encode(LockWagersRequest{
+                TableId("T"), RoundId(9), {{1, LinkId("L"), 100}, {6, LinkId("L"), -5}}})),
+            "03180a015410091a08080112014c18c8011a07080612014c1809");
+  EXPECT_EQ(hex(encode(a_lock_with_everything())),
+            "038f010a015410071a290a096875682d726f79616c10011a0b526f79616c20466c7573682082a8d6b907"
+            "28003080d0dbc3f4021a2a0a096875682d726f79616c10021a104d7573742d4869742d42792024323530"
+            "2080c2d72f2880cab5ee0122110a014c100218042080cab5ee01284d3000220f0a014c1003180520ff88"
+            "7a284e3001220d0a014c100418062080897a284f");
+  EXPECT_EQ(hex(encode(SettleRoundRequest{
+                TableId("T"),
+                RoundId(7),
+                {{6, {"As", "Ks"}, std::nullopt}, {2, {}, "FULL_HOUSE"}, {3, {"2c"}, ""}},
+                {"Qs", "Js", "Ts"},
+                {"9h", "8h"}})),
+            "033f0a015410071a0a08061202417312024b731a0e08021a0a46554c4c5f484f5553451a080803120232"
+            "631a002202517322024a73220254732a0239682a023868");
+  EXPECT_EQ(hex(encode(a_settlement_with_everything())),
+            "03cf020a054855482d31102a1a7f080612096875682d726f79616c1a1150542d424a532d4855482d3543"
+            "502d3132220b526f79616c20466c75736832240a096875682d726f79616c1801220b526f79616c20466c"
+            "75736830e0e5dffd5b3809400232240a096875682d726f79616c1004220b526f79616c20466c75736828"
+            "02309f9c01380a400038c0c9defd5b1a6e080212096875682d726f79616c1a1150542d424a532d485548"
+            "2d3543502d3132280132150a014c10012205466c7573683080ade204380b400132130a014c1002220546"
+            "6c7573683080bfd606380c321e0a014c10031802220b4d7573742d4869742d42793080cab5ee01380d40"
+            "0022270a096875682d726f79616c10011a0b526f79616c20466c7573682082a8d6b9073080d0dbc3f402"
+            "222a0a096875682d726f79616c10021a104d7573742d4869742d427920243235302080c2d72f2880cab5"
+            "ee01");
+  EXPECT_EQ(hex(encode(VoidRoundRequest{TableId("T"), RoundId(7), "misdeal"})),
+            "030e0a015410071a076d69736465616c");
+  EXPECT_EQ(
+      hex(encode(VoidRoundAnswer{TableId("T"), RoundId(7), usd("-3.50"), a_settlement().meters})),
+      "035f0a0154100718bf9fab0322270a096875682d726f79616c10011a0b526f79616c20466c7573682082"
+      "a8d6b9073080d0dbc3f402222a0a096875682d726f79616c10021a104d7573742d4869742d4279202432"
+      "35302080c2d72f2880cab5ee01");
+  // And each decodes to itself.
+  EXPECT_EQ(decode<OpenRoundAnswer>(encode(an_open_with_everything())), an_open_with_everything());
+  EXPECT_EQ(decode<LockWagersAnswer>(encode(a_lock_with_everything())), a_lock_with_everything());
+  EXPECT_EQ(decode<SettleRoundAnswer>(encode(a_settlement_with_everything())),
+            a_settlement_with_everything());
 }
 
 // A journal's answers and requests in versions 1 and 2 still decode, to the values they held (an
@@ -129,7 +197,7 @@ TEST(EngineCodec, ReadsTheOlderVersionsAJournalKept) {
   }
   // The older format's writer, which tests use to make journals as older releases kept them,
   // writes what those releases wrote.
-  EXPECT_EQ(hex(encode_version_2(a_settlement())), kSettlementVersion2);
+  EXPECT_EQ(hex(testing::encode_version_2(a_settlement())), kSettlementVersion2);
   const LockWagersRequest lock{
       TableId("T"), RoundId(9), {{1, LinkId("L"), 100}, {6, LinkId("L"), -5}}};
   EXPECT_EQ(decode<LockWagersRequest>(unhex("010154090201014cc80106014c09")), lock);
@@ -245,22 +313,29 @@ TEST(EngineCodec, MessagesOfManySizesAndTextLengthsRoundTrip) {
   }
 }
 
-// Each value has one encoding: decode() takes only the bytes encode() writes, so a kept
-// request compared by its bytes is compared by its value, and whatever decodes re-encodes to
-// the bytes it came from.
+// A message's bytes as written: the version, the length, the message.
+std::string frame(const std::string& message) { return "\x03" + varint(message.size()) + message; }
+
+// Each value has one encoding: decode() takes only the bytes encode() writes, so whatever
+// decodes re-encodes to the bytes it came from.
 TEST(EngineCodec, RefusesEveryOtherSpellingOfAValue) {
   using namespace std::string_literals;  // Literals with NUL bytes inside.
-  // The version, then field 1 (table, bytes) "T" and field 2 (round, varint) 125.
-  const std::string table = "\x03\x0a\x01T"s;
-  EXPECT_EQ(decode<OpenRoundRequest>(table + "\x10\x7d"),
+  // Field 1 (table, bytes) "T", then field 2 (round, varint).
+  const std::string table = "\x0a\x01T"s;
+  EXPECT_EQ(decode<OpenRoundRequest>(frame(table + "\x10\x7d")),
             (OpenRoundRequest{TableId("T"), RoundId(125)}));
-  EXPECT_FALSE(decode<OpenRoundRequest>("\x03\x10\x7d\x0a\x01T"s)) << "fields out of order";
-  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\x10\x01\x10\x7d")) << "a field twice";
-  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\x10\xfd\x00"s)) << "125 in two bytes";
-  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\x10\x00"s)) << "round 0 written out";
-  EXPECT_FALSE(decode<OpenRoundRequest>("\x03\x0a\x00\x10\x7d"s)) << "an empty table written out";
-  EXPECT_FALSE(decode<OpenRoundRequest>(table + "\x10\x7d\x18\x01")) << "an unknown field";
-  EXPECT_EQ(decode<OpenRoundRequest>("\x03\x0a\x01\xff"s), (OpenRoundRequest{TableId("\xff"), {}}))
+  EXPECT_FALSE(decode<OpenRoundRequest>(frame("\x10\x7d\x0a\x01T"s))) << "fields out of order";
+  EXPECT_FALSE(decode<OpenRoundRequest>(frame(table + "\x10\x01\x10\x7d"))) << "a field twice";
+  EXPECT_FALSE(decode<OpenRoundRequest>(frame(table + "\x10\xfd\x00"s))) << "125 in two bytes";
+  EXPECT_FALSE(decode<OpenRoundRequest>(frame(table + "\x10\x00"s))) << "round 0 written out";
+  EXPECT_FALSE(decode<OpenRoundRequest>(frame("\x0a\x00\x10\x7d"s))) << "an empty table written";
+  EXPECT_FALSE(decode<OpenRoundRequest>(frame(table + "\x10\x7d\x18\x01"))) << "an unknown field";
+  EXPECT_FALSE(decode<OpenRoundRequest>("\x03\x85\x00"s + table + "\x10\x7d"))
+      << "the length in two bytes";
+  EXPECT_FALSE(decode<OpenRoundRequest>("\x03\x06"s + table + "\x10\x7d")) << "a length too long";
+  EXPECT_FALSE(decode<OpenRoundRequest>("\x03\x04"s + table + "\x10\x7d")) << "a length too short";
+  EXPECT_EQ(decode<OpenRoundRequest>(frame("\x0a\x01\xff"s)),
+            (OpenRoundRequest{TableId("\xff"), {}}))
       << "texts are bytes, not UTF-8";
 
   // A settlement of round 1 at table "T" with one result (field 3): seat 1 and one award (field 6)
@@ -268,7 +343,7 @@ TEST(EngineCodec, RefusesEveryOtherSpellingOfAValue) {
   const auto settlement = [&](char kind, std::string state = "") {
     const std::string award = "\x10"s + kind + state;
     const std::string result = "\x08\x01\x32"s + static_cast<char>(award.size()) + award;
-    return table + "\x10\x01\x1a" + static_cast<char>(result.size()) + result;
+    return frame(table + "\x10\x01\x1a" + static_cast<char>(result.size()) + result);
   };
   SettleRoundAnswer answer{TableId("T"), RoundId(1), {}, {}};
   answer.results.push_back({1, {}, "", "", false, {}, {}});
@@ -278,6 +353,55 @@ TEST(EngineCodec, RefusesEveryOtherSpellingOfAValue) {
   answer.results[0].awards[0].payout_state = PayoutState::rejected;
   EXPECT_EQ(decode<SettleRoundAnswer>(settlement('\x04', "\x40\x02")), answer);
   EXPECT_FALSE(decode<SettleRoundAnswer>(settlement('\x04', "\x40\x03"))) << "a payout state of 3";
+}
+
+// decode() refuses enum numbers the engine has no value for by checking each enum field by name
+// (known_enums() in engine_codec.cc): these must be every enum field of the messages, and every
+// value of each enum must map to one engine value of its own.
+TEST(EngineCodec, ItChecksEveryEnumFieldAndMapsEveryValue) {
+  namespace pb = jackpot::journal::v1;
+  const google::protobuf::FileDescriptor* file = pb::AwardView::descriptor()->file();
+  std::set<std::string> enum_fields;
+  for (int m = 0; m < file->message_type_count(); ++m) {
+    const google::protobuf::Descriptor* message = file->message_type(m);
+    EXPECT_EQ(message->nested_type_count(), 0) << message->full_name();
+    for (int f = 0; f < message->field_count(); ++f) {
+      if (message->field(f)->enum_type() != nullptr) {
+        enum_fields.insert(message->field(f)->full_name());
+      }
+    }
+  }
+  EXPECT_EQ(enum_fields,
+            (std::set<std::string>{"jackpot.journal.v1.AwardView.kind",
+                                   "jackpot.journal.v1.AwardView.payout_state",
+                                   "jackpot.journal.v1.MustHitByHitView.payout_state"}));
+
+  const auto decoded_award = [](int kind, std::optional<int> state) {
+    pb::SettleRoundAnswer answer;
+    pb::AwardView* award = answer.add_results()->add_awards();
+    award->set_kind(static_cast<pb::AwardKind>(kind));
+    if (state) award->set_payout_state(static_cast<pb::PayoutState>(*state));
+    const std::string message = answer.SerializeAsString();
+    return decode<SettleRoundAnswer>(frame(message));
+  };
+  std::set<AwardKind> kinds;
+  for (int i = 0; i < pb::AwardKind_descriptor()->value_count(); ++i) {
+    const auto decoded = decoded_award(pb::AwardKind_descriptor()->value(i)->number(), {});
+    ASSERT_TRUE(decoded) << pb::AwardKind_descriptor()->value(i)->name();
+    kinds.insert(decoded->results[0].awards[0].kind);
+  }
+  EXPECT_EQ(kinds.size(), static_cast<std::size_t>(pb::AwardKind_descriptor()->value_count()));
+  EXPECT_EQ(kinds.size(), std::size_t{5});  // Every AwardKind of the engine.
+  std::set<PayoutState> states;
+  for (int i = 0; i < pb::PayoutState_descriptor()->value_count(); ++i) {
+    const auto decoded = decoded_award(1, pb::PayoutState_descriptor()->value(i)->number());
+    ASSERT_TRUE(decoded) << pb::PayoutState_descriptor()->value(i)->name();
+    states.insert(*decoded->results[0].awards[0].payout_state);
+  }
+  EXPECT_EQ(states.size(), static_cast<std::size_t>(pb::PayoutState_descriptor()->value_count()));
+  EXPECT_EQ(states.size(), std::size_t{3});  // Every PayoutState of the engine.
+  EXPECT_FALSE(decoded_award(-1, {})) << "a negative award kind";
+  EXPECT_FALSE(decoded_award(1, -1)) << "a negative payout state";
 }
 
 // The same for the older format's reader: a flag is 0 or 1, a number has one spelling, an enum
@@ -321,14 +445,14 @@ TEST(EngineCodec, RefusesTruncatedForeignAndCorruptBytes) {
     EXPECT_FALSE(decode<SettleRoundAnswer>(kept.substr(0, length))) << "length " << length;
   }
   EXPECT_FALSE(decode<SettleRoundAnswer>(kept + "x"));
-  // Protobuf has no end mark: a cut inside a field is refused, a cut between two fields is a
-  // message with fewer members. Either way never the message that was cut.
-  const SettleRoundAnswer original = a_settlement();
-  const std::string bytes = encode(original);
+  // The current format gives the message's length: a cut anywhere is refused too, also between
+  // two fields, where the message alone would parse as one with fewer members.
+  const std::string bytes = encode(a_settlement());
   for (std::size_t length = 0; length < bytes.size(); ++length) {
-    EXPECT_NE(decode<SettleRoundAnswer>(bytes.substr(0, length)), original) << "length " << length;
+    EXPECT_FALSE(decode<SettleRoundAnswer>(bytes.substr(0, length))) << "length " << length;
   }
   EXPECT_FALSE(decode<SettleRoundAnswer>(bytes + "x"));
+  EXPECT_FALSE(decode<SettleRoundAnswer>(bytes + "\x08\x01")) << "a whole field more";
   for (const char version : {'\0', '\4', '\x7f'}) {
     std::string other_version = bytes;
     other_version[0] = version;

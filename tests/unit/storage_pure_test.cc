@@ -59,6 +59,8 @@ TEST(Migrations, NoLandedMigrationChanges) {
        "c9df19ec9822e257474f352dc182cdb97d6a9c74adc92c4c379c264095ff8629"},
       {"0019_rebase_reason_not_blank.sql",
        "5451b8094fc9dcf6dbd7976f83fb449514f9f981d5f0ee89d1feb03aec4e7279"},
+      {"0020_kept_commands_format.sql",
+       "4e49d8ef4864b557c411b1e2e907f8c400e7d0dad00c977f0b3191af562dba47"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";
