@@ -32,9 +32,9 @@ namespace {
 
 namespace pb = jackpot::journal::v1;
 
-// The format written now: this byte, then the message as deterministic Protobuf
-// (proto/jackpot/journal/v1/commands.proto). Versions 1 and 2 are the hand-written format
-// before it (engine_codec_v2.h), still read.
+// The format written now: this byte, the message's length (a varint), then the message as
+// deterministic Protobuf (proto/jackpot/journal/v1/commands.proto). Versions 1 and 2 are the
+// hand-written format before it (engine_codec_v2.h), still read.
 constexpr char kVersion = 3;
 
 // ---- Engine value -> message -------------------------------------------------------------

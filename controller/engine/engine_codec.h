@@ -4,8 +4,9 @@
 // that a replay after a restart returns the first answer unchanged: a version byte (3), the
 // message's length (a varint), then the engine value as deterministic Protobuf
 // (proto/jackpot/journal/v1/commands.proto). Journals written before hold versions 1 and 2, a
-// hand-written format that is still read (engine_codec_v2.h). Migration 0020 names the versions
-// a row may hold, so that a jackpotd from before refuses a journal with version 3 in it.
+// hand-written format that is still read (engine_codec_v2.h). Migration 0020 came with version 3:
+// a jackpotd from before refuses a database migrated past what it knows, and the migration's
+// check refuses a new row in any other version.
 //
 // Kept by the engine for replays and read back for its rules (the open's Dynamic Pay selection,
 // the lock's payout states), so the messages hold the engine's exact values (micros), not the

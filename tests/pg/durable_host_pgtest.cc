@@ -641,8 +641,8 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   const auto void_round = [](EngineHost& host, const VoidRoundRequest& request) {
     return host.run([&](Engine& e, Records& r) { return e.void_round(request, r); });
   };
-  // T1: round 1 settled, seat 2's keyed Flush paid (its payout's state in the answer). T2: round 1
-  // voided after its lock, round 2 locked.
+  // T1: round 1 settled, seat 2's keyed Flush paid (its payout's state in the answer), round 2
+  // open. T2: round 1 voided after its lock, round 2 locked.
   const LockWagersRequest lock_t1{
       TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 100}, {2, LinkId("f-link"), 200}}};
   const SettleRoundRequest settle_t1{TableId("T1"),
@@ -668,6 +668,9 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   ASSERT_TRUE(open(*host, {TableId("T2"), RoundId(2)}).ok());
   const auto locked_t2 = lock(*host, lock_t2);
   ASSERT_TRUE(locked_t2.ok()) << locked_t2.error().message;
+  const OpenRoundRequest open_t1{TableId("T1"), RoundId(2)};  // Left OPEN.
+  const auto opened_t1 = open(*host, open_t1);
+  ASSERT_TRUE(opened_t1.ok()) << opened_t1.error().message;
   host->stop();
   host.reset();
   durability.reset();
@@ -679,7 +682,7 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
     const pqxx::result kept = tx.exec(
         "SELECT round_key, phase, encode(request, 'hex'), encode(answer, 'hex') "
         "FROM round_events WHERE request IS NOT NULL");
-    ASSERT_EQ(kept.size(), 8u);
+    ASSERT_EQ(kept.size(), 9u);
     for (const auto& row : kept) {
       const std::string phase = row[1].as<std::string>();
       const std::string request = unhex(row[2].as<std::string>());
@@ -711,7 +714,7 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
                std::to_string(version) + " AND get_byte(answer, 0) = " + std::to_string(version))[0]
         .as<int>();
   };
-  ASSERT_EQ(kept_in(2), 8);
+  ASSERT_EQ(kept_in(2), 9);
 
   auto [durability_after, host_after] = start();
   const auto settled_again = settle(*host_after, settle_t1);
@@ -723,7 +726,9 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   const auto locked_again = lock(*host_after, lock_t2);
   ASSERT_TRUE(locked_again.ok()) << locked_again.error().message;
   EXPECT_EQ(*locked_again, *locked_t2);
-  // (An OpenRound repeat is answered only while its round is OPEN: T2's round 2 is LOCKED.)
+  const auto opened_again = open(*host_after, open_t1);
+  ASSERT_TRUE(opened_again.ok()) << opened_again.error().message;
+  EXPECT_EQ(*opened_again, *opened_t1);
   LockWagersRequest other = lock_t2;
   other.wagers[0].amount_cents = 1000;
   EXPECT_EQ(lock(*host_after, other).error().code, EngineError::replay_differs);
@@ -737,7 +742,7 @@ TEST(DurableHost, AJournalKeptInTheOlderFormatStillReplays) {
   host_after->stop();
   host_after.reset();
   durability_after.reset();
-  EXPECT_EQ(kept_in(3), 1);  // T2's settlement, beside the seven older ones.
+  EXPECT_EQ(kept_in(3), 1);  // T2's settlement, beside the nine older ones.
 
   // A journal holding both formats restarts: both settlements replay.
   auto [durability_mixed, host_mixed] = start();

@@ -276,13 +276,14 @@ TEST(Migrations, KeptCommandsAreInAFormatVersionJackpotdReads) {
     tx.commit();
   }
   apply_migrations(*connection);
-  const auto insert = [&](const std::string& request, const std::string& answer) {
+  const auto insert = [&](const std::string& request, const std::string& answer,
+                          const std::string& phase = "open") {
     return error_of([&] {
       pqxx::work tx(*connection);
       tx.exec_params(
           "INSERT INTO round_events (round_key, phase, at, request, answer) "
-          "VALUES (2, 'open', now(), decode($1, 'hex'), decode($2, 'hex'))",
-          request, answer);
+          "VALUES (2, $3, now(), decode($1, 'hex'), decode($2, 'hex'))",
+          request, answer, phase);
       tx.commit();
     });
   };
@@ -291,7 +292,19 @@ TEST(Migrations, KeptCommandsAreInAFormatVersionJackpotdReads) {
     EXPECT_NE(insert(request, answer).find("round_events_kept_format"), std::string::npos)
         << request << "/" << answer;
   }
+  // Every version jackpotd reads, in either column (one phase per row of round 2).
   EXPECT_EQ(insert("0300", "0100"), "<no error>");
+  EXPECT_EQ(insert("0200", "0200", "locked"), "<no error>");
+  EXPECT_EQ(insert("0100", "0300", "voided"), "<no error>");
+  // A missing answer passes this check; 0007's refuses it.
+  EXPECT_NE(error_of([&] {
+              pqxx::work tx(*connection);
+              tx.exec(
+                  "INSERT INTO round_events (round_key, phase, at, request, answer) "
+                  "VALUES (1, 'locked', now(), '\\x0300', NULL)");
+              tx.commit();
+            }).find("round_events_answer_kept"),
+            std::string::npos);
 }
 
 TEST(FloorVersions, OneVersionPerDistinctFloorKeptAsWritten) {

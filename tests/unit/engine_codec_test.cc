@@ -402,6 +402,15 @@ TEST(EngineCodec, ItChecksEveryEnumFieldAndMapsEveryValue) {
   EXPECT_EQ(states.size(), std::size_t{3});  // Every PayoutState of the engine.
   EXPECT_FALSE(decoded_award(-1, {})) << "a negative award kind";
   EXPECT_FALSE(decoded_award(1, -1)) << "a negative payout state";
+  // And in a lock answer's Must-Hit-By hit.
+  const auto decoded_hit = [](int state) {
+    pb::LockWagersAnswer answer;
+    answer.add_must_hit_by_hits()->set_payout_state(static_cast<pb::PayoutState>(state));
+    return decode<LockWagersAnswer>(frame(answer.SerializeAsString()));
+  };
+  EXPECT_EQ(decoded_hit(1)->must_hit_by_hits[0].payout_state, PayoutState::paid);
+  EXPECT_FALSE(decoded_hit(3)) << "a payout state of 3";
+  EXPECT_FALSE(decoded_hit(-1)) << "a negative payout state";
 }
 
 // The same for the older format's reader: a flag is 0 or 1, a number has one spelling, an enum

