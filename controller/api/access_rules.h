@@ -1,0 +1,75 @@
+#pragma once
+
+// Who may call what: the principals that client certificates name and the one table of RPC to
+// roles. Pure rules, no gRPC.
+//
+// A principal is "ROLE/ID" in the subject common name of a client certificate signed by the
+// site's CA (ops/pki makes them): table/<table id>, sign/<sign id>, supervisor/<name>,
+// admin/<name>.
+//
+// Not applied yet: the server does not yet speak TLS or check these rules, so any caller may
+// still call every RPC. Issue #16 adds mutual TLS and the authorisation that applies them before
+// any handler runs.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace jackpot {
+
+enum class Role : std::uint8_t { table, sign, supervisor, admin };
+
+std::string_view to_string(Role role);
+
+struct Principal {
+  Role role = Role::table;
+  std::string id;
+  friend bool operator==(const Principal&, const Principal&) = default;
+};
+
+// "table/HUH-1", as the certificate names it.
+std::string to_string(const Principal& principal);
+
+// The principal a certificate's subject common name names, or nothing: a known role, one '/',
+// then an id of 1 to kMaxIdBytes bytes without control characters.
+std::optional<Principal> principal_from_common_name(std::string_view common_name);
+
+// What an RPC asks of its caller. `names_caller` is the request field that must name the
+// caller's own id ("table_id": a table acts only for itself), or empty.
+struct RpcAccess {
+  std::string_view method;  // "/jackpot.v1.TableService/OpenRound"
+  std::uint8_t roles = 0;   // A bit per Role (role_bit()).
+  std::string_view names_caller;
+};
+
+constexpr std::uint8_t role_bit(Role role) {
+  return static_cast<std::uint8_t>(1U << static_cast<unsigned>(role));
+}
+
+// Every RPC jackpotd serves, with the roles that may call it; a method not listed is refused
+// to everyone.
+std::span<const RpcAccess> rpc_access_table();
+
+enum class AccessRefusal : std::uint8_t {
+  no_certificate,         // UNAUTHENTICATED: the caller presented no client certificate.
+  certificate_untrusted,  // UNAUTHENTICATED: not the site CA's, expired, or not for clients.
+  not_a_principal,        // UNAUTHENTICATED: the certificate's common name names no principal.
+  role_not_allowed,       // PERMISSION_DENIED: the caller's role may not call the method.
+  unknown_method,         // PERMISSION_DENIED: a method no role may call.
+  acts_for_another,       // PERMISSION_DENIED: a table (or sign) naming another one in its request.
+};
+
+std::string_view to_string(AccessRefusal refusal);
+
+// Whether `principal` may call `method`; nothing when it may.
+std::optional<AccessRefusal> method_refusal(const Principal& principal, std::string_view method);
+
+// Whether `principal` may send a request to `method` whose `names_caller` field holds `named`:
+// a table may act only for the table its certificate names, a sign only as itself. Nothing when
+// it may (also for a method whose requests name no caller).
+std::optional<AccessRefusal> acting_refusal(const Principal& principal, std::string_view method,
+                                            std::string_view named);
+
+}  // namespace jackpot
