@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "controller/limits/request_limits.h"
-
 namespace jackpot {
 namespace {
 
@@ -73,12 +71,12 @@ std::optional<Principal> principal_from_common_name(std::string_view common_name
   if (slash == std::string_view::npos) return std::nullopt;
   const std::string_view role = common_name.substr(0, slash);
   const std::string_view id = common_name.substr(slash + 1);
-  if (id.empty() || id.size() > kMaxIdBytes) return std::nullopt;
-  const bool has_control = std::any_of(id.begin(), id.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte < 0x20 || byte == 0x7f;
+  if (id.empty() || common_name.size() > kMaxCommonNameBytes) return std::nullopt;
+  const bool plain = std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   });
-  if (has_control) return std::nullopt;
+  if (!plain) return std::nullopt;
   for (const Role known : {Role::table, Role::sign, Role::supervisor, Role::admin}) {
     if (role == to_string(known)) return Principal{known, std::string(id)};
   }
@@ -116,6 +114,7 @@ std::optional<AccessRefusal> acting_refusal(const Principal& principal, std::str
                                             std::string_view named) {
   const RpcAccess* access = find(method);
   if (access == nullptr) return AccessRefusal::unknown_method;
+  if ((access->roles & role_bit(principal.role)) == 0) return AccessRefusal::role_not_allowed;
   if (access->names_caller.empty()) return std::nullopt;
   if (named != principal.id) return AccessRefusal::acts_for_another;
   return std::nullopt;

@@ -11,6 +11,7 @@
 // still call every RPC. Issue #16 adds mutual TLS and the authorisation that applies them before
 // any handler runs.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -32,8 +33,11 @@ struct Principal {
 // "table/HUH-1", as the certificate names it.
 std::string to_string(const Principal& principal);
 
-// The principal a certificate's subject common name names, or nothing: a known role, one '/',
-// then an id of 1 to kMaxIdBytes bytes without control characters.
+// The principal a certificate's subject common name names, or nothing: a known role, '/', then an
+// id of letters, digits, '.', '_' and '-', the whole at most kMaxCommonNameBytes (X.509's limit on
+// a common name, so a table id longer than 64 - 6 bytes cannot be a principal). ops/pki makes
+// exactly these.
+inline constexpr std::size_t kMaxCommonNameBytes = 64;
 std::optional<Principal> principal_from_common_name(std::string_view common_name);
 
 // What an RPC asks of its caller. `names_caller` is the request field that must name the

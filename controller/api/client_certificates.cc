@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace jackpot {
 
@@ -20,14 +21,39 @@ namespace {
 
 using Certificate = std::unique_ptr<X509, decltype(&X509_free)>;
 
-// The first certificate in `pem`, or null.
-Certificate read_certificate(std::string_view pem) {
+// The most PEM text read for a CA bundle or a client's certificates (ops/pki's are under 1 KiB).
+constexpr std::size_t kMaxPemBytes = 64 * 1024;
+
+// Leaves OpenSSL's error queue of this thread as it found it (gRPC's TLS code reads it on the
+// same threads).
+class ErrorQueueMark {
+ public:
+  ErrorQueueMark() { ERR_set_mark(); }
+  ~ErrorQueueMark() { ERR_pop_to_mark(); }
+  ErrorQueueMark(const ErrorQueueMark&) = delete;
+  ErrorQueueMark& operator=(const ErrorQueueMark&) = delete;
+};
+
+// Every certificate in `pem`, in order; nothing when any PEM block in it is not a certificate
+// or does not parse, or when it is empty or too long.
+std::optional<std::vector<Certificate>> read_certificates(std::string_view pem) {
+  if (pem.empty() || pem.size() > kMaxPemBytes) return std::nullopt;
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
-  Certificate certificate(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr,
-                          &X509_free);
-  ERR_clear_error();
-  return certificate;
+  if (!bio) return std::nullopt;
+  std::vector<Certificate> certificates;
+  while (true) {
+    Certificate certificate(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), &X509_free);
+    if (!certificate) break;
+    certificates.push_back(std::move(certificate));
+  }
+  // The loop ends at the end of the text (no more PEM start line) or at a block that is not a
+  // certificate or does not parse.
+  const unsigned long error = ERR_peek_last_error();
+  const bool at_end =
+      ERR_GET_LIB(error) == ERR_LIB_PEM && ERR_GET_REASON(error) == PEM_R_NO_START_LINE;
+  if (!at_end || certificates.empty()) return std::nullopt;
+  return certificates;
 }
 
 // The subject's one common name as UTF-8, or nothing when it has none or several.
@@ -46,71 +72,96 @@ std::optional<std::string> common_name(X509* certificate) {
   return text;
 }
 
+// Whether the certificate says it is for client authentication and is no CA: a certificate that
+// says nothing of its purpose passes OpenSSL's purpose check, and is not taken here.
+bool for_clients_only(X509* certificate) {
+  return (X509_get_extension_flags(certificate) & EXFLAG_XKUSAGE) != 0 &&
+         (X509_get_extended_key_usage(certificate) & XKU_SSL_CLIENT) != 0 &&
+         X509_check_ca(certificate) == 0;
+}
+
 }  // namespace
 
 Result<ClientCertificates, std::string> ClientCertificates::from_ca_pem(
     std::string_view ca_bundle_pem) {
+  const ErrorQueueMark mark;
   auto store = std::make_shared<Store>();
   if (!store->store) return std::string("out of memory for the CA store");
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-      BIO_new_mem_buf(ca_bundle_pem.data(), static_cast<int>(ca_bundle_pem.size())), &BIO_free);
-  int count = 0;
-  while (bio) {
-    Certificate certificate(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), &X509_free);
-    if (!certificate) break;
-    if (X509_check_ca(certificate.get()) == 0) {
-      return "certificate " + std::to_string(count + 1) + " of the CA bundle is not a CA";
+  auto certificates = read_certificates(ca_bundle_pem);
+  if (!certificates) {
+    return std::string("the CA bundle is not one or more PEM certificates (at most 64 KiB)");
+  }
+  int number = 0;
+  for (const Certificate& certificate : *certificates) {
+    ++number;
+    // A root: an intermediate in the bundle would never anchor a chain.
+    if (X509_check_ca(certificate.get()) != 1 || X509_self_signed(certificate.get(), 1) != 1) {
+      return "certificate " + std::to_string(number) + " of the CA bundle is not a self-signed CA";
     }
     if (X509_STORE_add_cert(store->store.get(), certificate.get()) != 1) {
-      ERR_clear_error();
-      return "certificate " + std::to_string(count + 1) + " of the CA bundle is repeated";
+      return std::string("out of memory for the CA store");
     }
-    ++count;
   }
-  ERR_clear_error();
-  if (count == 0) return std::string("the CA bundle holds no PEM certificate");
   return ClientCertificates(std::move(store));
 }
 
 Result<Principal, CertificateRefusal> ClientCertificates::principal(
     std::string_view certificate_pem, std::span<const std::string> chain_pems,
     std::int64_t unix_seconds) const {
+  const ErrorQueueMark mark;
   if (certificate_pem.empty()) {
     return CertificateRefusal{AccessRefusal::no_certificate, "no client certificate"};
   }
-  Certificate certificate = read_certificate(certificate_pem);
-  if (!certificate) {
+  auto leaf = read_certificates(certificate_pem);
+  if (!leaf || leaf->size() != 1) {
     return CertificateRefusal{AccessRefusal::certificate_untrusted,
-                              "the client certificate is not a PEM certificate"};
+                              "the client certificate is not one PEM certificate"};
   }
+  X509* certificate = leaf->front().get();
   std::unique_ptr<STACK_OF(X509), void (*)(STACK_OF(X509)*)> chain(
       sk_X509_new_null(), [](STACK_OF(X509) * stack) { sk_X509_pop_free(stack, X509_free); });
+  if (!chain) {
+    return CertificateRefusal{AccessRefusal::certificate_untrusted,
+                              "out of memory checking the client certificate"};
+  }
   for (const std::string& pem : chain_pems) {
-    Certificate intermediate = read_certificate(pem);
-    if (!intermediate || !chain || sk_X509_push(chain.get(), intermediate.get()) == 0) {
+    if (pem.empty()) continue;  // gRPC gives an empty chain for a resumed session.
+    auto intermediates = read_certificates(pem);
+    if (!intermediates) {
       return CertificateRefusal{AccessRefusal::certificate_untrusted,
-                                "a certificate of the client's chain is not a PEM certificate"};
+                                "the client's chain is not PEM certificates"};
     }
-    intermediate.release();  // Owned by the stack now.
+    for (Certificate& intermediate : *intermediates) {
+      if (sk_X509_push(chain.get(), intermediate.get()) == 0) {
+        return CertificateRefusal{AccessRefusal::certificate_untrusted,
+                                  "out of memory checking the client certificate"};
+      }
+      intermediate.release();  // Owned by the stack now.
+    }
   }
   std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> context(X509_STORE_CTX_new(),
                                                                           &X509_STORE_CTX_free);
-  if (!context || X509_STORE_CTX_init(context.get(), store_->store.get(), certificate.get(),
-                                      chain.get()) != 1) {
-    ERR_clear_error();
+  if (!context ||
+      X509_STORE_CTX_init(context.get(), store_->store.get(), certificate, chain.get()) != 1 ||
+      X509_STORE_CTX_set_purpose(context.get(), X509_PURPOSE_SSL_CLIENT) != 1) {
     return CertificateRefusal{AccessRefusal::certificate_untrusted,
                               "out of memory checking the client certificate"};
   }
   X509_STORE_CTX_set_time(context.get(), 0, static_cast<time_t>(unix_seconds));
-  X509_STORE_CTX_set_purpose(context.get(), X509_PURPOSE_SSL_CLIENT);
+  // At least 112-bit security: no SHA-1 signatures, no RSA keys under 2048 bits.
+  X509_VERIFY_PARAM_set_auth_level(X509_STORE_CTX_get0_param(context.get()), 2);
   if (X509_verify_cert(context.get()) != 1) {
     const int error = X509_STORE_CTX_get_error(context.get());
-    ERR_clear_error();
     return CertificateRefusal{
         AccessRefusal::certificate_untrusted,
         std::string("client certificate refused: ") + X509_verify_cert_error_string(error)};
   }
-  const std::optional<std::string> name = common_name(certificate.get());
+  if (!for_clients_only(certificate)) {
+    return CertificateRefusal{AccessRefusal::certificate_untrusted,
+                              "client certificate refused: it does not say it is for client "
+                              "authentication only (extendedKeyUsage clientAuth, no CA)"};
+  }
+  const std::optional<std::string> name = common_name(certificate);
   std::optional<Principal> principal =
       name ? principal_from_common_name(*name) : std::optional<Principal>();
   if (!principal) {

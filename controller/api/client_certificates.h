@@ -1,11 +1,13 @@
 #pragma once
 
 // Which principal a client's certificate names, checked against the site's CA with OpenSSL: the
-// certificate chains to the CA, is valid at the time given, may be used for client
-// authentication (if it says what it is for), and its subject has exactly one common name that
-// names a principal (access_rules.h).
+// certificate chains to a self-signed CA of the bundle, is valid at the time given, signed and
+// keyed at OpenSSL's security level 2 (no SHA-1, RSA from 2048 bits), says it is for client
+// authentication (extendedKeyUsage clientAuth) and is no CA, and its subject has exactly one
+// common name that names a principal (access_rules.h).
 //
-// Not applied yet: the server does not speak TLS yet (issue #16).
+// Not applied yet: the server does not speak TLS yet (issue #16). No revocation yet either: a
+// certificate stays good until it expires or the site CA is replaced.
 
 #include <cstdint>
 #include <memory>
@@ -27,12 +29,13 @@ struct CertificateRefusal {
 
 class ClientCertificates {
  public:
-  // The site's CA bundle (PEM, one or more CA certificates); an error names what is wrong.
+  // The site's CA bundle (PEM: one or more self-signed CA certificates, at most 64 KiB); an error
+  // names what is wrong.
   static Result<ClientCertificates, std::string> from_ca_pem(std::string_view ca_bundle_pem);
 
-  // The principal `certificate_pem` names, checked at `unix_seconds`; `chain_pems` are the
-  // intermediate certificates the client sent (none with ops/pki's certificates). An empty
-  // `certificate_pem` is no_certificate.
+  // The principal `certificate_pem` (one PEM certificate) names, checked at `unix_seconds`;
+  // `chain_pems` hold the intermediate certificates the client sent, any number of PEM
+  // certificates in each (none with ops/pki's). An empty `certificate_pem` is no_certificate.
   Result<Principal, CertificateRefusal> principal(std::string_view certificate_pem,
                                                   std::span<const std::string> chain_pems,
                                                   std::int64_t unix_seconds) const;

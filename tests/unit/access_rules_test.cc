@@ -30,9 +30,15 @@ TEST(AccessRules, APrincipalIsAKnownRoleASlashAndAnId) {
       {"sign/lobby-east", Principal{Role::sign, "lobby-east"}},
       {"supervisor/alice", Principal{Role::supervisor, "alice"}},
       {"admin/ops.1", Principal{Role::admin, "ops.1"}},
-      {"table/T 1/x", Principal{Role::table, "T 1/x"}},  // The first '/' ends the role.
-      {"table/" + std::string(64, 'T'), Principal{Role::table, std::string(64, 'T')}},
-      {"table/" + std::string(65, 'T'), std::nullopt},  // Longer than any table id.
+      {"table/A_b.9-z", Principal{Role::table, "A_b.9-z"}},
+      {"table/T 1", std::nullopt},  // Only letters, digits, '.', '_' and '-'.
+      {"table/T1/x", std::nullopt},
+      {"supervisor/alice\u200b", std::nullopt},
+      {"supervisor/al\xc3\xaf"
+       "ce",
+       std::nullopt},
+      {"table/" + std::string(58, 'T'), Principal{Role::table, std::string(58, 'T')}},
+      {"table/" + std::string(59, 'T'), std::nullopt},  // 65 bytes: longer than a common name.
       {"table/", std::nullopt},
       {"table", std::nullopt},
       {"", std::nullopt},
@@ -110,6 +116,10 @@ TEST(AccessRules, ATableActsOnlyForItselfAndASignOnlyAsItself) {
             std::nullopt);
   EXPECT_EQ(acting_refusal(table, "/jackpot.v1.Nothing/Else", "HUH-1"),
             AccessRefusal::unknown_method);
+  // The role is checked first: an admin naming a table is no table.
+  EXPECT_EQ(acting_refusal(Principal{Role::admin, "HUH-1"}, "/jackpot.v1.TableService/OpenRound",
+                           "HUH-1"),
+            AccessRefusal::role_not_allowed);
 }
 
 // The table lists every RPC of every jackpot.v1 service, and each `names_caller` is a string
@@ -117,12 +127,16 @@ TEST(AccessRules, ATableActsOnlyForItselfAndASignOnlyAsItself) {
 TEST(AccessRules, TheTableCoversEveryRpcOfTheApi) {
   const google::protobuf::DescriptorPool* pool = google::protobuf::DescriptorPool::generated_pool();
   std::set<std::string> served;
-  for (const char* service_name : {"jackpot.v1.TableService", "jackpot.v1.SignService",
-                                   "jackpot.v1.SupervisorService", "jackpot.v1.AdminService"}) {
-    const google::protobuf::ServiceDescriptor* service = pool->FindServiceByName(service_name);
-    ASSERT_NE(service, nullptr) << service_name;
-    for (int m = 0; m < service->method_count(); ++m) {
-      served.insert("/" + service->full_name() + "/" + service->method(m)->name());
+  for (const char* file_name :
+       {"jackpot/v1/common.proto", "jackpot/v1/table.proto", "jackpot/v1/sign.proto",
+        "jackpot/v1/supervisor.proto", "jackpot/v1/admin.proto"}) {
+    const google::protobuf::FileDescriptor* file = pool->FindFileByName(file_name);
+    ASSERT_NE(file, nullptr) << file_name;
+    for (int s = 0; s < file->service_count(); ++s) {
+      const google::protobuf::ServiceDescriptor* service = file->service(s);
+      for (int m = 0; m < service->method_count(); ++m) {
+        served.insert("/" + service->full_name() + "/" + service->method(m)->name());
+      }
     }
   }
   EXPECT_EQ(served.size(), 17u);

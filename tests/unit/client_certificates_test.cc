@@ -36,8 +36,9 @@ std::int64_t now() {
 class ClientCertificatesTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("jackpotd-pki-test-" + std::to_string(::getpid())));
+    std::string pattern = (fs::temp_directory_path() / "jackpotd-pki-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = new fs::path(pattern);
     const std::string pki = std::string(JACKPOTD_SOURCE_DIR) + "/ops/pki ";
     const std::string site = dir_->string() + "/site ";
     const std::string other = dir_->string() + "/other ";
@@ -66,16 +67,29 @@ class ClientCertificatesTest : public testing::Test {
         "-CAcreateserial -days 30 -extfile " +
         d + "x.ext -out " + d + "nameless.pem";
     ASSERT_EQ(std::system(("(" + nameless + ") >/dev/null 2>&1").c_str()), 0) << nameless;
+    // One that says nothing of its purpose, and one issued by a table's certificate as if it
+    // were a CA.
+    const std::string no_purpose = "openssl x509 -req -in " + d + "x.csr -CA " + d +
+                                   "ca.pem -CAkey " + d +
+                                   "ca.key "
+                                   "-CAcreateserial -days 30 -out " +
+                                   d + "no-purpose.pem";
+    ASSERT_EQ(std::system(("(" + no_purpose + ") >/dev/null 2>&1").c_str()), 0) << no_purpose;
+    const std::string by_table =
+        "openssl req -new -key " + d + "x.key -subj /CN=admin\\\\/evil -out " + d +
+        "evil.csr && "
+        "openssl x509 -req -in " +
+        d + "evil.csr -CA " + d + "table-HUH-1.pem -CAkey " + d +
+        "table-HUH-1.key -CAcreateserial -days 30 -extfile " + d + "x.ext -out " + d + "evil.pem";
+    ASSERT_EQ(std::system(("(" + by_table + ") >/dev/null 2>&1").c_str()), 0) << by_table;
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);
     delete dir_;
   }
   static std::string pem(const std::string& name) { return read(*dir_ / name); }
-  static ClientCertificates site() {
-    auto certificates = ClientCertificates::from_ca_pem(pem("site/ca.pem"));
-    EXPECT_TRUE(certificates.ok()) << (certificates.ok() ? "" : certificates.error());
-    return std::move(certificates).value();
+  static Result<ClientCertificates, std::string> site() {
+    return ClientCertificates::from_ca_pem(pem("site/ca.pem"));
   }
 
   static fs::path* dir_;
@@ -83,7 +97,9 @@ class ClientCertificatesTest : public testing::Test {
 fs::path* ClientCertificatesTest::dir_ = nullptr;
 
 TEST_F(ClientCertificatesTest, TheSiteCasCertificatesNameTheirPrincipals) {
-  const ClientCertificates certificates = site();
+  const auto site_ca = site();
+  ASSERT_TRUE(site_ca.ok()) << site_ca.error();
+  const ClientCertificates& certificates = *site_ca;
   const std::vector<std::pair<std::string, Principal>> cases = {
       {"site/table-HUH-1.pem", {Role::table, "HUH-1"}},
       {"site/supervisor-alice.pem", {Role::supervisor, "alice"}},
@@ -98,7 +114,9 @@ TEST_F(ClientCertificatesTest, TheSiteCasCertificatesNameTheirPrincipals) {
 }
 
 TEST_F(ClientCertificatesTest, RefusesWhatTheSiteCaDidNotIssueForAClient) {
-  const ClientCertificates certificates = site();
+  const auto site_ca = site();
+  ASSERT_TRUE(site_ca.ok()) << site_ca.error();
+  const ClientCertificates& certificates = *site_ca;
   struct Case {
     std::string what;
     std::string pem;
@@ -106,16 +124,22 @@ TEST_F(ClientCertificatesTest, RefusesWhatTheSiteCaDidNotIssueForAClient) {
     AccessRefusal reason;
     std::string detail;  // A part of the message.
   };
-  const std::int64_t year = 365 * 24 * 3600;
+  const std::int64_t day = 24 * 3600;
   const std::vector<Case> cases = {
       {"none", "", now(), AccessRefusal::no_certificate, "no client certificate"},
-      {"not PEM", "hello", now(), AccessRefusal::certificate_untrusted, "not a PEM"},
+      {"not PEM", "hello", now(), AccessRefusal::certificate_untrusted, "not one PEM"},
+      {"two certificates", pem("site/table-HUH-1.pem") + pem("site/admin-ops.pem"), now(),
+       AccessRefusal::certificate_untrusted, "not one PEM"},
       {"expired", pem("site/table-OLD.pem"), now(), AccessRefusal::certificate_untrusted,
        "expired"},
-      {"checked after it expires", pem("site/table-HUH-1.pem"), now() + 10 * year,
-       AccessRefusal::certificate_untrusted, "expired"},
-      {"checked before it was made", pem("site/table-HUH-1.pem"), now() - year,
+      {"checked a day after it expires (the CA still good)", pem("site/table-HUH-1.pem"),
+       now() + 826 * day, AccessRefusal::certificate_untrusted, "expired"},
+      {"checked before it was made", pem("site/table-HUH-1.pem"), now() - 2 * day,
        AccessRefusal::certificate_untrusted, "not yet valid"},
+      {"saying nothing of its purpose", pem("site/no-purpose.pem"), now(),
+       AccessRefusal::certificate_untrusted, "client authentication only"},
+      {"issued by a table's certificate", pem("site/evil.pem"), now(),
+       AccessRefusal::certificate_untrusted, "refused"},
       {"another CA's", pem("other/table-HUH-1.pem"), now(), AccessRefusal::certificate_untrusted,
        "issuer"},
       {"the server's (not for clients)", pem("site/server.pem"), now(),
@@ -137,6 +161,11 @@ TEST_F(ClientCertificatesTest, RefusesWhatTheSiteCaDidNotIssueForAClient) {
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->principal(pem("site/table-HUH-1.pem"), {}, now()).ok());
   EXPECT_TRUE(other->principal(pem("other/table-HUH-1.pem"), {}, now()).ok());
+  // Intermediates may come several to a string (gRPC's chain property); this site has none, so
+  // extra certificates change nothing.
+  const std::vector<std::string> chain = {pem("site/admin-ops.pem") + pem("site/sign-lobby.pem"),
+                                          ""};
+  EXPECT_TRUE(certificates.principal(pem("site/table-HUH-1.pem"), chain, now()).ok());
   // A chain the client adds that is not PEM is refused.
   EXPECT_EQ(
       certificates.principal(pem("site/table-HUH-1.pem"), std::vector<std::string>{"x"}, now())
@@ -146,11 +175,14 @@ TEST_F(ClientCertificatesTest, RefusesWhatTheSiteCaDidNotIssueForAClient) {
 }
 
 TEST_F(ClientCertificatesTest, ACaBundleHoldsOnlyCaCertificates) {
-  EXPECT_EQ(ClientCertificates::from_ca_pem("").error(), "the CA bundle holds no PEM certificate");
-  EXPECT_EQ(ClientCertificates::from_ca_pem("not pem").error(),
-            "the CA bundle holds no PEM certificate");
+  const std::string not_pem = "the CA bundle is not one or more PEM certificates (at most 64 KiB)";
+  EXPECT_EQ(ClientCertificates::from_ca_pem("").error(), not_pem);
+  EXPECT_EQ(ClientCertificates::from_ca_pem("not pem").error(), not_pem);
+  EXPECT_EQ(ClientCertificates::from_ca_pem(pem("site/ca.pem") + "-----BEGIN CERTIFICATE-----\nx")
+                .error(),
+            not_pem);
   EXPECT_EQ(ClientCertificates::from_ca_pem(pem("site/table-HUH-1.pem")).error(),
-            "certificate 1 of the CA bundle is not a CA");
+            "certificate 1 of the CA bundle is not a self-signed CA");
   const auto both = ClientCertificates::from_ca_pem(pem("site/ca.pem") + pem("other/ca.pem"));
   ASSERT_TRUE(both.ok());
   EXPECT_TRUE(both->principal(pem("site/table-HUH-1.pem"), {}, now()).ok());
