@@ -34,6 +34,24 @@ std::string one_line(std::string_view text) {
 
 }  // namespace
 
+bool dsn_has_password(const std::string& dsn) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return false;
+  }
+  bool has_password = false;
+  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (std::string_view(option->keyword) == "password" && option->val != nullptr &&
+        option->val[0] != '\0') {
+      has_password = true;
+    }
+  }
+  PQconninfoFree(options);
+  return has_password;
+}
+
 std::string redact_dsn(const std::string& dsn) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);

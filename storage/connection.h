@@ -15,6 +15,10 @@ class ConnectError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether the connection string gives a password (key=value or URI form); false for one libpq
+// cannot parse, which connecting reports.
+bool dsn_has_password(const std::string& dsn);
+
 // The connection string as it may be shown in logs: every parameter but the password.
 // A string libpq cannot parse is returned as "<unparsable connection string>".
 std::string redact_dsn(const std::string& dsn);

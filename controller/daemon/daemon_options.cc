@@ -1,10 +1,14 @@
 #include "controller/daemon/daemon_options.h"
 
+#include <sys/stat.h>
+
 #include <charconv>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string_view>
+
+#include "storage/connection.h"
 
 namespace jackpot {
 namespace {
@@ -170,7 +174,10 @@ struct Option {
 constexpr Option kOptions[] = {
     {"listen", "HOST:PORT", "gRPC listen address (default 127.0.0.1:50051; port 0 picks one)",
      set_listen},
-    {"db", "DSN", "PostgreSQL connection string,\ne.g. 'host=/run/postgresql dbname=jackpotd'",
+    {"db", "DSN",
+     "PostgreSQL connection string,\ne.g. 'host=/run/postgresql dbname=jackpotd'; a password "
+     "is\nrefused here (the process list shows it): put it in a --config\nfile of mode 600, "
+     "PGPASSFILE, ~/.pgpass or PGPASSWORD",
      set_db},
     {"metrics", "HOST:PORT|off", "Prometheus /metrics address (default 127.0.0.1:9464)",
      set_metrics},
@@ -310,6 +317,15 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     auto parsed = parse_config_text(std::get<std::string>(text), path, options);
     if (auto* error = std::get_if<OptionsError>(&parsed)) return *error;
     options = std::get<DaemonOptions>(parsed);
+    // As libpq treats a password file: only its owner may read it.
+    struct stat file {};
+    if (storage::dsn_has_password(options.database_dsn) && ::stat(path.c_str(), &file) == 0 &&
+        (file.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+      return OptionsError{"config file " + path +
+                          " holds the database password but other users may read it: "
+                          "chmod 600 " +
+                          path};
+    }
   }
 
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -340,6 +356,12 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     }
     if (auto error = option->set(options, value)) {
       return OptionsError{"--" + flag->name + ": " + *error};
+    }
+    if (flag->name == "db" && storage::dsn_has_password(value)) {
+      return OptionsError{
+          "--db: the connection string holds a password, which any user of the machine can read "
+          "from the process list: put it in a --config file only jackpotd's user can read, in "
+          "PGPASSFILE or ~/.pgpass, or in PGPASSWORD"};
     }
   }
 

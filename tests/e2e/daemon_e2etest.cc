@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <pqxx/pqxx>
 #include <regex>
 
@@ -138,8 +139,15 @@ TEST(Daemon, StopsCleanlyOnSigintAndRestartsOnTheMigratedDatabase) {
 }
 
 TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
-  DaemonProcess daemon({"--db", "host=/nonexistent-socket-dir dbname=x password=hunter2",
-                        "--listen", "127.0.0.1:0", "--metrics", "off"});
+  // The password in a config file only its owner reads (mkstemp makes it so): never on the
+  // command line.
+  char config[] = "/tmp/jackpotd-e2e-config.XXXXXX";
+  const int fd = ::mkstemp(config);
+  ASSERT_GE(fd, 0);
+  const std::string text = "db = host=/nonexistent-socket-dir dbname=x password=hunter2\n";
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  DaemonProcess daemon({"--config", config, "--listen", "127.0.0.1:0", "--metrics", "off"});
   EXPECT_EQ(daemon.wait_for_exit(30s), 1);
   const std::string errors = daemon.stderr_text();
   EXPECT_NE(errors.find("cannot connect to PostgreSQL ("), std::string::npos) << errors;
@@ -147,6 +155,17 @@ TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
   EXPECT_NE(errors.find("No such file or directory Is the server running"), std::string::npos)
       << errors;
   EXPECT_NE(errors.find("not starting"), std::string::npos) << errors;
+  EXPECT_EQ(errors.find("hunter2"), std::string::npos) << errors;
+  std::remove(config);
+}
+
+TEST(Daemon, RefusesADatabasePasswordOnTheCommandLine) {
+  DaemonProcess daemon({"--db", "host=/nonexistent-socket-dir dbname=x password=hunter2",
+                        "--listen", "127.0.0.1:0", "--metrics", "off"});
+  EXPECT_EQ(daemon.wait_for_exit(30s), 2);
+  const std::string errors = daemon.stderr_text();
+  EXPECT_NE(errors.find("--db: the connection string holds a password"), std::string::npos)
+      << errors;
   EXPECT_EQ(errors.find("hunter2"), std::string::npos) << errors;
 }
 

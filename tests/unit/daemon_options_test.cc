@@ -1,6 +1,7 @@
 #include "controller/daemon/daemon_options.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -193,6 +194,33 @@ TEST(DaemonOptions, ConfigErrorsNameFileAndLine) {
   EXPECT_EQ(parse_error({"--config", "/nonexistent/jackpotd.conf"}),
             "cannot read config file /nonexistent/jackpotd.conf");
   EXPECT_EQ(parse_error({"--config"}), "--config needs a value (a file)");
+}
+
+// The database password never on the command line, where the process list shows it; in a
+// config file only if only its owner can read it (as libpq treats a password file).
+TEST(DaemonOptions, ADatabasePasswordStaysOffTheCommandLine) {
+  const std::string refused =
+      "--db: the connection string holds a password, which any user of the machine can read "
+      "from the process list: put it in a --config file only jackpotd's user can read, in "
+      "PGPASSFILE or ~/.pgpass, or in PGPASSWORD";
+  EXPECT_EQ(parse_error({"--db", "host=/run/postgresql dbname=j password=secret"}), refused);
+  EXPECT_EQ(parse_error({"--db=postgresql://jackpotd:secret@db.lan/jackpotd"}), refused);
+  EXPECT_EQ(parse_ok({"--db", "postgresql://jackpotd@db.lan/jackpotd"}).database_dsn,
+            "postgresql://jackpotd@db.lan/jackpotd");
+  EXPECT_EQ(parse_ok({"--db", "host=/run/postgresql password="}).database_dsn,
+            "host=/run/postgresql password=");  // Empty: no password given.
+
+  const ConfigFile config("db = host=db.lan dbname=jackpotd password=secret\n");  // Mode 600.
+  EXPECT_EQ(parse_ok({"--config", config.path()}).database_dsn,
+            "host=db.lan dbname=jackpotd password=secret");
+  ASSERT_EQ(::chmod(config.path().c_str(), 0640), 0);
+  EXPECT_EQ(parse_error({"--config", config.path()}),
+            "config file " + config.path() +
+                " holds the database password but other users may read it: chmod 600 " +
+                config.path());
+  const ConfigFile no_password("db = host=db.lan dbname=jackpotd\n");
+  ASSERT_EQ(::chmod(no_password.path().c_str(), 0644), 0);
+  EXPECT_EQ(parse_ok({"--config", no_password.path()}).database_dsn, "host=db.lan dbname=jackpotd");
 }
 
 }  // namespace
