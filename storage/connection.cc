@@ -34,6 +34,24 @@ std::string one_line(std::string_view text) {
 
 }  // namespace
 
+bool dsn_parses(const std::string& dsn) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  PQfreemem(error);
+  if (options == nullptr) return false;
+  PQconninfoFree(options);
+  return true;
+}
+
+namespace {
+
+// What libpq marks secret ("*": password, sslpassword).
+bool secret(const PQconninfoOption& option) {
+  return option.dispchar != nullptr && option.dispchar[0] == '*';
+}
+
+}  // namespace
+
 bool dsn_has_password(const std::string& dsn) {
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
@@ -43,8 +61,7 @@ bool dsn_has_password(const std::string& dsn) {
   }
   bool has_password = false;
   for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
-    if (std::string_view(option->keyword) == "password" && option->val != nullptr &&
-        option->val[0] != '\0') {
+    if (secret(*option) && option->val != nullptr && option->val[0] != '\0') {
       has_password = true;
     }
   }
@@ -61,7 +78,7 @@ std::string redact_dsn(const std::string& dsn) {
   }
   std::string shown;
   for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
-    if (option->val == nullptr || std::string_view(option->keyword) == "password") continue;
+    if (option->val == nullptr || secret(*option)) continue;
     if (!shown.empty()) shown += ' ';
     shown += option->keyword;
     shown += '=';

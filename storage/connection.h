@@ -15,11 +15,15 @@ class ConnectError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Whether the connection string gives a password (key=value or URI form); false for one libpq
-// cannot parse, which connecting reports.
+// Whether libpq can parse the connection string (key=value or URI form).
+bool dsn_parses(const std::string& dsn);
+
+// Whether the connection string gives a secret: a password or an sslpassword (what libpq marks
+// secret); false for one libpq cannot parse (see dsn_parses()).
 bool dsn_has_password(const std::string& dsn);
 
-// The connection string as it may be shown in logs: every parameter but the password.
+// The connection string as it may be shown in logs: every parameter but the secret ones
+// (password, sslpassword).
 // A string libpq cannot parse is returned as "<unparsable connection string>".
 std::string redact_dsn(const std::string& dsn);
 

@@ -33,6 +33,10 @@ SetResult set_listen(DaemonOptions& options, const std::string& value) {
 
 SetResult set_db(DaemonOptions& options, const std::string& value) {
   if (value.empty()) return std::string("expected a libpq connection string, got nothing");
+  if (!storage::dsn_parses(value)) {
+    return std::string(
+        "libpq cannot parse the connection string (not repeated here: it may hold a password)");
+  }
   options.database_dsn = value;
   return std::nullopt;
 }
@@ -275,7 +279,8 @@ std::variant<std::string, OptionsError> read_file(const std::string& path) {
 
 std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& text,
                                                             const std::string& origin,
-                                                            DaemonOptions options) {
+                                                            DaemonOptions options,
+                                                            bool* holds_password) {
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
@@ -292,6 +297,9 @@ std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& t
     if (option == nullptr) return OptionsError{where + "unknown option '" + name + "'"};
     if (auto error = option->set(options, value)) {
       return OptionsError{where + name + ": " + *error};
+    }
+    if (holds_password != nullptr && name == "db" && storage::dsn_has_password(value)) {
+      *holds_password = true;
     }
   }
   return options;
@@ -314,13 +322,14 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     }
     auto text = read_file(path);
     if (auto* error = std::get_if<OptionsError>(&text)) return *error;
-    auto parsed = parse_config_text(std::get<std::string>(text), path, options);
+    bool holds_password = false;
+    auto parsed = parse_config_text(std::get<std::string>(text), path, options, &holds_password);
     if (auto* error = std::get_if<OptionsError>(&parsed)) return *error;
     options = std::get<DaemonOptions>(parsed);
-    // As libpq treats a password file: only its owner may read it.
+    // As libpq treats a password file: only its owner may read a file that holds a password.
     struct stat file {};
-    if (storage::dsn_has_password(options.database_dsn) && ::stat(path.c_str(), &file) == 0 &&
-        (file.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    if (holds_password &&
+        (::stat(path.c_str(), &file) != 0 || (file.st_mode & (S_IRWXG | S_IRWXO)) != 0)) {
       return OptionsError{"config file " + path +
                           " holds the database password but other users may read it: "
                           "chmod 600 " +
@@ -330,7 +339,15 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto flag = split_flag(args[i]);
-    if (!flag) return OptionsError{"unexpected argument '" + args[i] + "' (see --help)"};
+    if (!flag) {
+      // Not repeated when it may be part of a connection string split by the shell.
+      if (args[i].find('=') != std::string::npos) {
+        return OptionsError{
+            "unexpected argument (not repeated: it may hold a password; quote a "
+            "connection string as one argument) (see --help)"};
+      }
+      return OptionsError{"unexpected argument '" + args[i] + "' (see --help)"};
+    }
     if (flag->name == "help") {
       options.show_help = true;
       continue;

@@ -71,9 +71,11 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     const std::vector<std::string>& args);
 
 // Reads `name = value` lines into `options`. `origin` names the text in errors (a file name).
+// Sets *holds_password when a `db` line of the text gives a password.
 std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& text,
                                                             const std::string& origin,
-                                                            DaemonOptions options);
+                                                            DaemonOptions options,
+                                                            bool* holds_password = nullptr);
 
 // The --help text.
 std::string daemon_usage();

@@ -10,8 +10,10 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <pqxx/pqxx>
 #include <regex>
+#include <stdexcept>
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
@@ -141,13 +143,20 @@ TEST(Daemon, StopsCleanlyOnSigintAndRestartsOnTheMigratedDatabase) {
 TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
   // The password in a config file only its owner reads (mkstemp makes it so): never on the
   // command line.
-  char config[] = "/tmp/jackpotd-e2e-config.XXXXXX";
-  const int fd = ::mkstemp(config);
-  ASSERT_GE(fd, 0);
-  const std::string text = "db = host=/nonexistent-socket-dir dbname=x password=hunter2\n";
-  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  ::close(fd);
-  DaemonProcess daemon({"--config", config, "--listen", "127.0.0.1:0", "--metrics", "off"});
+  struct PrivateFile {
+    std::string path = (std::filesystem::temp_directory_path() / "jackpotd-e2e-XXXXXX").string();
+    explicit PrivateFile(const std::string& text) {
+      const int fd = ::mkstemp(path.data());  // Mode 600.
+      if (fd >= 0) {
+        const auto written = ::write(fd, text.data(), text.size());
+        ::close(fd);
+        if (written == static_cast<ssize_t>(text.size())) return;
+      }
+      throw std::runtime_error("cannot write a temporary config file");
+    }
+    ~PrivateFile() { std::remove(path.c_str()); }
+  } config("db = host=/nonexistent-socket-dir dbname=x password=hunter2\n");
+  DaemonProcess daemon({"--config", config.path, "--listen", "127.0.0.1:0", "--metrics", "off"});
   EXPECT_EQ(daemon.wait_for_exit(30s), 1);
   const std::string errors = daemon.stderr_text();
   EXPECT_NE(errors.find("cannot connect to PostgreSQL ("), std::string::npos) << errors;
@@ -156,7 +165,6 @@ TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
       << errors;
   EXPECT_NE(errors.find("not starting"), std::string::npos) << errors;
   EXPECT_EQ(errors.find("hunter2"), std::string::npos) << errors;
-  std::remove(config);
 }
 
 TEST(Daemon, RefusesADatabasePasswordOnTheCommandLine) {

@@ -64,75 +64,75 @@ TEST(DaemonOptions, AcceptsSpaceAndEqualsForms) {
 }
 
 TEST(DaemonOptions, SnapshotIntervalIsSecondsAndZeroTurnsItOff) {
-  EXPECT_EQ(parse_ok({"--db", "x=y"}).snapshot_interval, std::chrono::seconds(60));
-  EXPECT_EQ(parse_ok({"--db", "x=y", "--snapshot-interval-s", "0"}).snapshot_interval,
+  EXPECT_EQ(parse_ok({"--db", "dbname=y"}).snapshot_interval, std::chrono::seconds(60));
+  EXPECT_EQ(parse_ok({"--db", "dbname=y", "--snapshot-interval-s", "0"}).snapshot_interval,
             std::chrono::seconds(0));
-  EXPECT_EQ(parse_ok({"--db", "x=y", "--snapshot-interval-s=900"}).snapshot_interval,
+  EXPECT_EQ(parse_ok({"--db", "dbname=y", "--snapshot-interval-s=900"}).snapshot_interval,
             std::chrono::seconds(900));
-  EXPECT_EQ(parse_error({"--db", "x=y", "--snapshot-interval-s", "-1"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--snapshot-interval-s", "-1"}),
             "--snapshot-interval-s: expected seconds between 0 and 86400, got '-1'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--snapshot-interval-s", "86401"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--snapshot-interval-s", "86401"}),
             "--snapshot-interval-s: expected seconds between 0 and 86400, got '86401'");
 }
 
 TEST(DaemonOptions, TheDatabaseTrustAndTimeoutFlags) {
-  const auto defaults = parse_ok({"--db", "x=y"});
+  const auto defaults = parse_ok({"--db", "dbname=y"});
   EXPECT_EQ(defaults.query_timeout, std::chrono::milliseconds(60000));
   EXPECT_EQ(defaults.state_file, "");
   EXPECT_EQ(defaults.accept_database_batch, std::nullopt);
-  const auto options = parse_ok({"--db", "x=y", "--query-timeout-ms", "1500", "--state-file",
+  const auto options = parse_ok({"--db", "dbname=y", "--query-timeout-ms", "1500", "--state-file",
                                  "/var/lib/jackpotd/state", "--accept-database-batch=42"});
   EXPECT_EQ(options.query_timeout, std::chrono::milliseconds(1500));
   EXPECT_EQ(options.state_file, "/var/lib/jackpotd/state");
   EXPECT_EQ(options.accept_database_batch, 42U);
-  EXPECT_EQ(parse_error({"--db", "x=y", "--accept-database-batch", "-1"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--accept-database-batch", "-1"}),
             "--accept-database-batch: expected a batch number (the database's last, as the "
             "refusal names it), got '-1'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--query-timeout-ms", "5"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--query-timeout-ms", "5"}),
             "--query-timeout-ms: expected milliseconds between 100 and 600000, got '5'");
 }
 
 TEST(DaemonOptions, TheLivenessFlags) {
-  const auto defaults = parse_ok({"--db", "x=y"});
+  const auto defaults = parse_ok({"--db", "dbname=y"});
   EXPECT_EQ(defaults.probe_interval, std::chrono::milliseconds(1000));
   EXPECT_EQ(defaults.commit_late, std::chrono::milliseconds(1500));
   EXPECT_EQ(defaults.read_timeout, std::chrono::milliseconds(2000));
-  const auto options = parse_ok({"--db", "x=y", "--probe-interval-ms", "0", "--commit-late-ms=300",
-                                 "--read-timeout-ms", "250"});
+  const auto options = parse_ok({"--db", "dbname=y", "--probe-interval-ms", "0",
+                                 "--commit-late-ms=300", "--read-timeout-ms", "250"});
   EXPECT_EQ(options.probe_interval, std::chrono::milliseconds(0));
   EXPECT_EQ(options.commit_late, std::chrono::milliseconds(300));
   EXPECT_EQ(options.read_timeout, std::chrono::milliseconds(250));
-  EXPECT_EQ(parse_error({"--db", "x=y", "--commit-late-ms", "0"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--commit-late-ms", "0"}),
             "--commit-late-ms: expected milliseconds between 100 and 600000, got '0'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--read-timeout-ms", "fast"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--read-timeout-ms", "fast"}),
             "--read-timeout-ms: expected milliseconds between 100 and 600000, got 'fast'");
 }
 
 TEST(DaemonOptions, TheStreamAndThreadFlags) {
-  const auto defaults = parse_ok({"--db", "x=y"});
+  const auto defaults = parse_ok({"--db", "dbname=y"});
   EXPECT_EQ(defaults.streams_max, 4096U);
   EXPECT_EQ(defaults.streams_per_peer_max, 64U);
   EXPECT_EQ(defaults.grpc_threads_max, 64);
   EXPECT_EQ(defaults.keepalive, std::chrono::milliseconds(30000));
   EXPECT_FALSE(defaults.reflection);
   const auto options =
-      parse_ok({"--db", "x=y", "--streams-max", "10", "--streams-per-peer-max=2",
+      parse_ok({"--db", "dbname=y", "--streams-max", "10", "--streams-per-peer-max=2",
                 "--grpc-threads-max", "8", "--keepalive-ms", "5000", "--reflection", "on"});
   EXPECT_EQ(options.streams_max, 10U);
   EXPECT_EQ(options.streams_per_peer_max, 2U);
   EXPECT_EQ(options.grpc_threads_max, 8);
   EXPECT_EQ(options.keepalive, std::chrono::milliseconds(5000));
   EXPECT_TRUE(options.reflection);
-  EXPECT_EQ(parse_error({"--db", "x=y", "--streams-max", "0"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--streams-max", "0"}),
             "--streams-max: expected a number between 1 and 1000000, got '0'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--grpc-threads-max", "2"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--grpc-threads-max", "2"}),
             "--grpc-threads-max: expected a number between 4 and 4096, got '2'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--reflection", "yes"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--reflection", "yes"}),
             "--reflection: expected 'on' or 'off', got 'yes'");
 }
 
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
-  EXPECT_EQ(parse_ok({"--db", "x=y", "--metrics", "off"}).metrics_address, "off");
+  EXPECT_EQ(parse_ok({"--db", "dbname=y", "--metrics", "off"}).metrics_address, "off");
 }
 
 TEST(DaemonOptions, HelpAndVersionDoNotNeedTheDatabase) {
@@ -146,20 +146,21 @@ TEST(DaemonOptions, HelpAndVersionDoNotNeedTheDatabase) {
 
 TEST(DaemonOptions, RefusesBadFlags) {
   EXPECT_EQ(parse_error({}), "--db is required: a PostgreSQL connection string (see --help)");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--frobnicate"}), "unknown flag --frobnicate (see --help)");
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--frobnicate"}),
+            "unknown flag --frobnicate (see --help)");
   EXPECT_EQ(parse_error({"--db"}), "--db needs a value (DSN)");
-  EXPECT_EQ(parse_error({"--db", "x=y", "stray"}), "unexpected argument 'stray' (see --help)");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--listen", "localhost"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "stray"}), "unexpected argument 'stray' (see --help)");
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--listen", "localhost"}),
             "--listen: expected host:port, got 'localhost'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--listen", "localhost:65536"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--listen", "localhost:65536"}),
             "--listen: expected host:port, got 'localhost:65536'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--listen", ":80"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--listen", ":80"}),
             "--listen: expected host:port, got ':80'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--metrics", "on"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--metrics", "on"}),
             "--metrics: expected host:port or 'off', got 'on'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--shutdown-grace-ms", "-1"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--shutdown-grace-ms", "-1"}),
             "--shutdown-grace-ms: expected milliseconds between 0 and 600000, got '-1'");
-  EXPECT_EQ(parse_error({"--db", "x=y", "--shutdown-grace-ms", "10s"}),
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--shutdown-grace-ms", "10s"}),
             "--shutdown-grace-ms: expected milliseconds between 0 and 600000, got '10s'");
 }
 
@@ -182,7 +183,7 @@ TEST(DaemonOptions, ReadsConfigFileAndFlagsOverrideIt) {
 }
 
 TEST(DaemonOptions, ConfigErrorsNameFileAndLine) {
-  const ConfigFile unknown("db = x=y\n\nlisen = 1.2.3.4:5\n");
+  const ConfigFile unknown("db = dbname=y\n\nlisen = 1.2.3.4:5\n");
   EXPECT_EQ(parse_error({"--config", unknown.path()}),
             unknown.path() + ":3: unknown option 'lisen'");
   const ConfigFile malformed("# ok\nlisten 1.2.3.4:5\n");
@@ -218,6 +219,32 @@ TEST(DaemonOptions, ADatabasePasswordStaysOffTheCommandLine) {
             "config file " + config.path() +
                 " holds the database password but other users may read it: chmod 600 " +
                 config.path());
+  // Each file is judged by what it holds: a readable file that also sets another db is refused,
+  // a readable one beside the private one that holds the password is not.
+  const ConfigFile overridden("db = host=db.lan password=x\ndb = host=other\n");
+  ASSERT_EQ(::chmod(overridden.path().c_str(), 0644), 0);
+  EXPECT_NE(parse_error({"--config", overridden.path()}).find("other users may read it"),
+            std::string::npos);
+  const ConfigFile secret("db = host=db.lan password=x\n");  // Mode 600.
+  const ConfigFile listen("listen = 127.0.0.1:7000\n");
+  ASSERT_EQ(::chmod(listen.path().c_str(), 0644), 0);
+  EXPECT_EQ(parse_ok({"--config", secret.path(), "--config=" + listen.path()}).listen_address,
+            "127.0.0.1:7000");
+  // Other spellings libpq reads as secrets.
+  EXPECT_EQ(parse_error({"--db", "postgresql://u@db.lan/j?password=s%65cret"}), refused);
+  EXPECT_EQ(parse_error({"--db", "host=db.lan sslpassword=secret"}), refused);
+  // A string libpq cannot parse is refused without being repeated (its error would quote it).
+  for (const std::string dsn : {"postgresql://u:se%zzcret@h/db", "host=x password=my secret"}) {
+    const std::string error = parse_error({"--db", dsn});
+    EXPECT_EQ(error,
+              "--db: libpq cannot parse the connection string (not repeated here: it may hold a "
+              "password)")
+        << dsn;
+  }
+  // Nor is an unquoted connection string the shell split.
+  const std::string split = parse_error({"--db", "host=x", "password=secret"});
+  EXPECT_EQ(split.find("secret"), std::string::npos) << split;
+
   const ConfigFile no_password("db = host=db.lan dbname=jackpotd\n");
   ASSERT_EQ(::chmod(no_password.path().c_str(), 0644), 0);
   EXPECT_EQ(parse_ok({"--config", no_password.path()}).database_dsn, "host=db.lan dbname=jackpotd");
