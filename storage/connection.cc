@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
 #include <string_view>
@@ -34,16 +35,17 @@ std::string one_line(std::string_view text) {
 
 }  // namespace
 
-bool dsn_parses(const std::string& dsn) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
-  PQfreemem(error);
-  if (options == nullptr) return false;
-  PQconninfoFree(options);
-  return true;
-}
-
 namespace {
+
+// A connection string as libpq parses it (every option it knows, `val` null where the string
+// sets none, ended by a null keyword), freed with it; null when libpq cannot parse the string.
+using Options = std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)>;
+Options parse_dsn(const std::string& dsn) {
+  char* error = nullptr;
+  Options options(PQconninfoParse(dsn.c_str(), &error), &PQconninfoFree);
+  PQfreemem(error);
+  return options;
+}
 
 // What libpq marks secret ("*": password, sslpassword).
 bool secret(const PQconninfoOption& option) {
@@ -52,49 +54,34 @@ bool secret(const PQconninfoOption& option) {
 
 }  // namespace
 
+bool dsn_parses(const std::string& dsn) { return parse_dsn(dsn) != nullptr; }
+
 bool dsn_has_password(const std::string& dsn) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
-  if (options == nullptr) {
-    PQfreemem(error);
-    return false;
+  const Options options = parse_dsn(dsn);
+  if (!options) return false;
+  for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
+    if (secret(*option) && option->val != nullptr && option->val[0] != '\0') return true;
   }
-  bool has_password = false;
-  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
-    if (secret(*option) && option->val != nullptr && option->val[0] != '\0') {
-      has_password = true;
-    }
-  }
-  PQconninfoFree(options);
-  return has_password;
+  return false;
 }
 
 std::string redact_dsn(const std::string& dsn) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
-  if (options == nullptr) {
-    PQfreemem(error);
-    return "<unparsable connection string>";
-  }
+  const Options options = parse_dsn(dsn);
+  if (!options) return "<unparsable connection string>";
   std::string shown;
-  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+  for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
     if (option->val == nullptr || secret(*option)) continue;
     if (!shown.empty()) shown += ' ';
     shown += option->keyword;
     shown += '=';
     shown += option->val;
   }
-  PQconninfoFree(options);
   return shown;
 }
 
 std::string with_network_timeouts(const std::string& dsn) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
-  if (options == nullptr) {
-    PQfreemem(error);
-    return dsn;
-  }
+  const Options options = parse_dsn(dsn);
+  if (!options) return dsn;
   static constexpr std::pair<std::string_view, std::string_view> kDefaults[] = {
       {"connect_timeout", "10"},    {"keepalives", "1"},       {"keepalives_idle", "10"},
       {"keepalives_interval", "5"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "15000"},
@@ -110,17 +97,16 @@ std::string with_network_timeouts(const std::string& dsn) {
     }
     out += '\'';
   };
-  for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+  for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
     if (option->val != nullptr) add(option->keyword, option->val);
   }
   for (const auto& [keyword, value] : kDefaults) {
     bool set = false;
-    for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
       if (option->val != nullptr && keyword == option->keyword) set = true;
     }
     if (!set) add(keyword, value);
   }
-  PQconninfoFree(options);
   return out;
 }
 
@@ -143,18 +129,14 @@ std::unique_ptr<pqxx::connection> connect(const std::string& dsn) {
 std::unique_ptr<pqxx::connection> connect(const std::string& dsn, const SessionLimits& limits,
                                           const std::string& name) {
   std::string named = dsn;
-  char* error = nullptr;
-  if (PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error)) {
+  if (const Options options = parse_dsn(dsn)) {
     bool has_name = false;
-    for (const PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    for (const PQconninfoOption* option = options.get(); option->keyword != nullptr; ++option) {
       if (option->val != nullptr && std::string_view(option->keyword) == "application_name") {
         has_name = true;
       }
     }
-    PQconninfoFree(options);
     if (!has_name) named = with_network_timeouts(dsn) + " application_name='" + name + "'";
-  } else {
-    PQfreemem(error);
   }
   auto connection = connect(named);
   try {

@@ -23,6 +23,7 @@
 #include "storage/state_loader.h"
 #include "tests/support/codec_v2_writer.h"
 #include "tests/support/fixed_clock.h"
+#include "tests/support/hex.h"
 #include "tests/support/test_database.h"
 
 namespace jackpot {
@@ -580,23 +581,8 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
 namespace jackpot {
 namespace {
 
-std::string unhex(const std::string& text) {
-  std::string bytes;
-  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
-    bytes += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
-  }
-  return bytes;
-}
-
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (const char c : bytes) {
-    text += kDigits[(static_cast<unsigned char>(c) >> 4) & 15];
-    text += kDigits[static_cast<unsigned char>(c) & 15];
-  }
-  return text;
-}
+using testing::hex;
+using testing::unhex;
 
 // A kept request or answer (the given version-3 bytes) rewritten in version 2.
 template <typename T>

@@ -11,6 +11,7 @@
 #include "jackpot/journal/v1/commands.pb.h"
 #include "meters/random.h"
 #include "tests/support/codec_v2_writer.h"
+#include "tests/support/hex.h"
 
 namespace jackpot {
 namespace {
@@ -60,26 +61,12 @@ TEST(EngineCodec, EveryMessageRoundTrips) {
   EXPECT_EQ(decode<OpenRoundRequest>(encode(open_request)), open_request);
 }
 
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (const char c : bytes) {
-    text += kDigits[(static_cast<unsigned char>(c) >> 4) & 15];
-    text += kDigits[static_cast<unsigned char>(c) & 15];
-  }
-  return text;
-}
+using testing::hex;
+using testing::unhex;
 
 // The journal keeps answers in this form and replays decode them after any upgrade: the bytes of
 // a known message are pinned here, so that a change to the format fails a test before it ships.
-std::string unhex(std::string_view text) {
-  std::string bytes;
-  for (std::size_t i = 0; i + 1 < text.size(); i += 2) {
-    bytes += static_cast<char>(std::stoi(std::string(text.substr(i, 2)), nullptr, 16));
-  }
-  return bytes;
-}
-
+//
 // Version 1, as written by the codec before answers held Names (commit 715326d) until awards said
 // whether their payout was paid at once: journals keep answers in it.
 constexpr std::string_view kSettlementVersion1 =
