@@ -1,0 +1,41 @@
+# Shell functions for the certificates ops scripts run jackpotd and its clients with (ops/pki).
+
+# Makes, in directory $2, the site CA and jackpotd's certificate if they are not there, and a
+# client certificate for each principal ROLE/ID in $3... that is not there yet. $1 is the
+# checkout's root.
+pki_ensure() {
+  local root=$1 dir=$2
+  shift 2
+  "$root/ops/pki" ca "$dir" >/dev/null
+  [ -f "$dir/server.pem" ] || "$root/ops/pki" server "$dir" >/dev/null
+  local -A missing=()
+  local principal role id
+  for principal in "$@"; do
+    role=${principal%%/*}
+    id=${principal#*/}
+    [ -f "$dir/$role-$id.pem" ] || missing[$role]+=" $id"
+  done
+  for role in "${!missing[@]}"; do
+    # shellcheck disable=SC2086  # One argument per id.
+    "$root/ops/pki" client "$dir" "$role" ${missing[$role]} >/dev/null
+  done
+}
+
+# jackpotd's mutual TLS flags for a directory pki_ensure made, one word each.
+pki_daemon_flags() {
+  printf '%s\n' --tls-cert "$1/server.pem" --tls-key "$1/server.key" --tls-client-ca "$1/ca.pem"
+}
+
+# The transport flags for the jackpotd binary $1 and the clients of it, with the certificates in
+# directory $2: mutual TLS, or plaintext for a build older than mutual TLS (it has nothing else).
+# One word per line, for mapfile.
+pki_daemon_transport() {
+  if "$1" --help | grep -q -- --tls-cert; then pki_daemon_flags "$2"; fi
+}
+pki_client_transport() {
+  if "$1" --help | grep -q -- --tls-cert; then
+    printf '%s\n' --pki "$2"
+  else
+    printf '%s\n' --plaintext on
+  fi
+}
