@@ -1,15 +1,17 @@
 // jackpotd-admin: the operator's command line for a running jackpotd (AdminService, and
 // SupervisorService for a re-base).
 //
-//   jackpotd-admin [--target HOST:PORT] meters [LINK...]
-//   jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] [--to UNIX_SECONDS] [LINK...]
-//   jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON
-//   jackpotd-admin [--target HOST:PORT] snapshot
-//   jackpotd-admin [--target HOST:PORT] audit
-//   jackpotd-admin [--target HOST:PORT] config [--paytables]
-//   jackpotd-admin [--target HOST:PORT] adjust LINK LEVEL AMOUNT REQUEST_ID REASON
-//   jackpotd-admin [--target HOST:PORT] rebase TABLE NEXT_ROUND_ID REQUEST_ID REASON
+//   jackpotd-admin CONNECTION meters [LINK...]
+//   jackpotd-admin CONNECTION report [--from UNIX_SECONDS] [--to UNIX_SECONDS] [LINK...]
+//   jackpotd-admin CONNECTION link LINK open|closed REASON
+//   jackpotd-admin CONNECTION snapshot
+//   jackpotd-admin CONNECTION audit
+//   jackpotd-admin CONNECTION config [--paytables]
+//   jackpotd-admin CONNECTION adjust LINK LEVEL AMOUNT REQUEST_ID REASON
+//   jackpotd-admin CONNECTION rebase TABLE NEXT_ROUND_ID REQUEST_ID REASON
 //
+// CONNECTION is [--target HOST:PORT] --as PRINCIPAL (--pki DIR | --plaintext on): the principal's
+// certificate from the directory ops/pki made (tools/client_identity.h).
 // `config` prints the floor in force (its file, version and SHA-256, then its text) and with
 // --paytables the text of every paytable its tables use.
 // `rebase` re-bases a table's round counter after a controller card swap (a supervisor's act,
@@ -34,6 +36,7 @@
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
 #include "meters/money.h"
+#include "tools/client_identity.h"
 
 namespace {
 
@@ -60,17 +63,20 @@ std::string seconds(const google::protobuf::Timestamp& time) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: jackpotd-admin [--target HOST:PORT] meters [LINK...]\n"
-               "       jackpotd-admin [--target HOST:PORT] report [--from UNIX_SECONDS] "
+               "usage: jackpotd-admin CONNECTION meters [LINK...]\n"
+               "       jackpotd-admin CONNECTION report [--from UNIX_SECONDS] "
                "[--to UNIX_SECONDS] [LINK...]\n"
-               "       jackpotd-admin [--target HOST:PORT] link LINK open|closed REASON\n"
-               "       jackpotd-admin [--target HOST:PORT] snapshot\n"
-               "       jackpotd-admin [--target HOST:PORT] audit\n"
-               "       jackpotd-admin [--target HOST:PORT] config [--paytables]\n"
-               "       jackpotd-admin [--target HOST:PORT] adjust LINK LEVEL AMOUNT REQUEST_ID "
+               "       jackpotd-admin CONNECTION link LINK open|closed REASON\n"
+               "       jackpotd-admin CONNECTION snapshot\n"
+               "       jackpotd-admin CONNECTION audit\n"
+               "       jackpotd-admin CONNECTION config [--paytables]\n"
+               "       jackpotd-admin CONNECTION adjust LINK LEVEL AMOUNT REQUEST_ID "
                "REASON\n"
-               "       jackpotd-admin [--target HOST:PORT] rebase TABLE NEXT_ROUND_ID REQUEST_ID "
-               "REASON\n");
+               "       jackpotd-admin CONNECTION rebase TABLE NEXT_ROUND_ID REQUEST_ID "
+               "REASON\n"
+               "CONNECTION: [--target HOST:PORT] --as PRINCIPAL (--pki DIR | --plaintext on)\n"
+               "  PRINCIPAL is admin/NAME, or supervisor/NAME for rebase; DIR is where ops/pki\n"
+               "  made ca.pem and the principal's certificate (ROLE-NAME.pem, .key)\n");
   return 2;
 }
 
@@ -266,15 +272,32 @@ int rebase(const std::shared_ptr<grpc::Channel>& channel, const std::vector<std:
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::string target = "127.0.0.1:50051";
-  if (args.size() >= 2 && args[0] == "--target") {
-    target = args[1];
+  jackpot::tools::Connection connection;
+  std::string principal;
+  while (!args.empty() && args[0].rfind("--", 0) == 0) {
+    if (args.size() < 2) return usage();
+    if (args[0] == "--plaintext" && (args[1] == "on" || args[1] == "off")) {
+      connection.plaintext = args[1] == "on";
+    } else if (args[0] == "--target") {
+      connection.target = args[1];
+    } else if (args[0] == "--pki") {
+      connection.pki_dir = args[1];
+    } else if (args[0] == "--as") {
+      principal = args[1];
+    } else {
+      return usage();
+    }
     args.erase(args.begin(), args.begin() + 2);
   }
-  if (args.empty()) return usage();
+  if (args.empty() || principal.empty()) return usage();
   const std::string command = args[0];
   args.erase(args.begin());
-  const auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  std::string error;
+  const auto channel = jackpot::tools::channel_as(connection, principal, {}, error);
+  if (channel == nullptr) {
+    std::fprintf(stderr, "jackpotd-admin: %s\n", error.c_str());
+    return 2;
+  }
   if (command == "rebase") return rebase(channel, args);
   auto stub = pb::AdminService::NewStub(channel);
   if (command == "meters") return meters(*stub, args);

@@ -3,7 +3,11 @@
 //   jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] [--link LINK[,LINK...]]
 //                    [--seats K] [--table-prefix P] [--first-table K]   (tables P<K> .. P<K+N-1>)
 //                    [--first-round R]   (each table's rounds R, R+1, ...; default 1)
+//                    (--pki DIR | --plaintext on)
 //
+// Each table calls as itself: over mutual TLS with its certificate table-P<K>.pem from the
+// directory ops/pki made, or against a --plaintext daemon naming itself
+// (tools/client_identity.h), on its own connection, as a real table does.
 // Each table runs in its own thread with one request in flight: open, lock (every seat wagers
 // one unit on each link), settle (real shuffled cards). So N tables keep N requests in flight.
 // Prints requests/s and the p50/p99 latency of each command, and of the lock+settle pair.
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "jackpot/v1/table.grpc.pb.h"
+#include "tools/client_identity.h"
 
 namespace {
 
@@ -27,7 +32,7 @@ namespace pb = ::jackpot::v1;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::string target = "127.0.0.1:50051";
+  jackpot::tools::Connection connection;
   int tables = 64;
   double seconds = 5;
   std::vector<std::string> links = {"bench-link"};  // Every seat wagers one unit on each.
@@ -51,6 +56,10 @@ double percentile(std::vector<double> values, double p) {
   return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
 }
 
+std::string table_name(const Options& options, int table) {
+  return options.table_prefix + std::to_string(options.first_table + table);
+}
+
 void run_table(const Options& options, pb::TableService::Stub& stub, int table,
                Clock::time_point until, Latencies& out) {
   std::mt19937_64 shuffle(static_cast<std::uint64_t>(table) + 1);
@@ -58,7 +67,7 @@ void run_table(const Options& options, pb::TableService::Stub& stub, int table,
   for (const char rank : std::string("23456789TJQKA")) {
     for (const char suit : std::string("shdc")) deck.push_back({rank, suit});
   }
-  const std::string table_id = options.table_prefix + std::to_string(options.first_table + table);
+  const std::string table_id = table_name(options, table);
   const auto timed = [&](auto call, std::vector<double>& into) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
@@ -128,7 +137,11 @@ bool parse(int argc, char** argv, Options& options) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
     if (flag == "--target")
-      options.target = value;
+      options.connection.target = value;
+    else if (flag == "--pki")
+      options.connection.pki_dir = value;
+    else if (flag == "--plaintext" && (value == "on" || value == "off"))
+      options.connection.plaintext = value == "on";
     else if (flag == "--tables")
       options.tables = std::stoi(value);
     else if (flag == "--seconds")
@@ -160,16 +173,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] "
                  "[--link LINK[,LINK...]] [--seats K] [--table-prefix P] [--first-table K] "
-                 "[--first-round R]\n");
+                 "[--first-round R] (--pki DIR | --plaintext on)\n");
     return 2;
   }
-  // A few channels shared round robin: one HTTP/2 connection would serialise the tables.
+  // Each table on its own connection, with its own certificate.
   std::vector<std::unique_ptr<pb::TableService::Stub>> stubs;
-  for (int i = 0; i < std::min(options.tables, 8); ++i) {
+  for (int t = 0; t < options.tables; ++t) {
     grpc::ChannelArguments arguments;
-    arguments.SetInt("jackpotd.channel", i);  // Distinct arguments: distinct connections.
-    stubs.push_back(pb::TableService::NewStub(
-        grpc::CreateCustomChannel(options.target, grpc::InsecureChannelCredentials(), arguments)));
+    arguments.SetInt("jackpotd.channel", t);  // Distinct arguments: distinct connections.
+    std::string error;
+    auto channel = jackpot::tools::channel_as(options.connection, "table/" + table_name(options, t),
+                                              arguments, error);
+    if (channel == nullptr) {
+      std::fprintf(stderr, "jackpotd-loadgen: %s\n", error.c_str());
+      return 2;
+    }
+    stubs.push_back(pb::TableService::NewStub(channel));
   }
   std::vector<Latencies> results(static_cast<std::size_t>(options.tables));
   const auto start = Clock::now();
@@ -178,7 +197,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int t = 0; t < options.tables; ++t) {
     threads.emplace_back([&, t] {
-      run_table(options, *stubs[static_cast<std::size_t>(t) % stubs.size()], t, until,
+      run_table(options, *stubs[static_cast<std::size_t>(t)], t, until,
                 results[static_cast<std::size_t>(t)]);
     });
   }

@@ -2,7 +2,7 @@
 // per stream), reports how many streamed and how many were refused, and holds them until its
 // standard input closes. For ops/bench-streams.
 //
-//   jackpotd-streams --target HOST:PORT [--table T1] [--streams 2000]
+//   jackpotd-streams --target HOST:PORT [--table T1] [--streams 2000] (--pki DIR | --plaintext on)
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jackpot/v1/table.grpc.pb.h"
+#include "tools/client_identity.h"
 
 namespace pb = ::jackpot::v1;
 
@@ -34,13 +35,18 @@ void* tag(std::size_t index, Step step) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string target;
+  jackpot::tools::Connection connection;
+  connection.target.clear();
   std::string table = "T1";
   long streams = 2000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--target") {
-      target = argv[i + 1];
+      connection.target = argv[i + 1];
+    } else if (flag == "--pki") {
+      connection.pki_dir = argv[i + 1];
+    } else if (flag == "--plaintext") {
+      connection.plaintext = std::string(argv[i + 1]) == "on";
     } else if (flag == "--table") {
       table = argv[i + 1];
     } else if (flag == "--streams") {
@@ -50,12 +56,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (target.empty() || streams <= 0) {
-    std::fprintf(stderr, "usage: jackpotd-streams --target HOST:PORT [--table T1] [--streams N]\n");
+  if (connection.target.empty() || streams <= 0) {
+    std::fprintf(stderr,
+                 "usage: jackpotd-streams --target HOST:PORT [--table T1] [--streams N] "
+                 "(--pki DIR | --plaintext on)\n");
     return 2;
   }
-  auto stub =
-      pb::TableService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  std::string error;
+  auto channel = jackpot::tools::channel_as(connection, "table/" + table, {}, error);
+  if (channel == nullptr) {
+    std::fprintf(stderr, "jackpotd-streams: %s\n", error.c_str());
+    return 2;
+  }
+  auto stub = pb::TableService::NewStub(channel);
   grpc::CompletionQueue cq;
   std::vector<std::unique_ptr<Call>> calls;
   for (long i = 0; i < streams; ++i) {

@@ -103,11 +103,30 @@ std::string_view to_string(AccessRefusal refusal) {
   return "?";
 }
 
+bool unauthenticated(AccessRefusal refusal) {
+  switch (refusal) {
+    case AccessRefusal::no_certificate:
+    case AccessRefusal::certificate_untrusted:
+    case AccessRefusal::not_a_principal:
+      return true;
+    case AccessRefusal::role_not_allowed:
+    case AccessRefusal::unknown_method:
+    case AccessRefusal::acts_for_another:
+      return false;
+  }
+  return false;
+}
+
 std::optional<AccessRefusal> method_refusal(const Principal& principal, std::string_view method) {
   const RpcAccess* access = find(method);
   if (access == nullptr) return AccessRefusal::unknown_method;
   if ((access->roles & role_bit(principal.role)) == 0) return AccessRefusal::role_not_allowed;
   return std::nullopt;
+}
+
+std::string_view caller_field(std::string_view method) {
+  const RpcAccess* access = find(method);
+  return access == nullptr ? std::string_view() : access->names_caller;
 }
 
 std::optional<AccessRefusal> acting_refusal(const Principal& principal, std::string_view method,

@@ -7,10 +7,11 @@
 // site's CA (ops/pki makes them): table/<table id>, sign/<sign id>, supervisor/<name>,
 // admin/<name>.
 //
-// Not applied yet: the server does not yet speak TLS or check these rules, so any caller may
-// still call every RPC. Issue #16 adds mutual TLS and the authorisation that applies them before
-// any handler runs.
+// Applied to every call before any handler runs (call_authorization.h, transport_security.h);
+// the one rule that needs the request, a table acting only for itself, where the request is read
+// (grpc_services.cc).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -67,8 +68,21 @@ enum class AccessRefusal : std::uint8_t {
 
 std::string_view to_string(AccessRefusal refusal);
 
+// Whether the refusal is about who the caller is (UNAUTHENTICATED) rather than what it may do
+// (PERMISSION_DENIED).
+bool unauthenticated(AccessRefusal refusal);
+
+// Every refusal, for counting them by reason.
+inline constexpr std::array kAccessRefusals = {
+    AccessRefusal::no_certificate,  AccessRefusal::certificate_untrusted,
+    AccessRefusal::not_a_principal, AccessRefusal::role_not_allowed,
+    AccessRefusal::unknown_method,  AccessRefusal::acts_for_another};
+
 // Whether `principal` may call `method`; nothing when it may.
 std::optional<AccessRefusal> method_refusal(const Principal& principal, std::string_view method);
+
+// The request field that must name the caller's own id for `method` ("table_id"), or empty.
+std::string_view caller_field(std::string_view method);
 
 // Whether `principal` may send a request to `method` whose `names_caller` field holds `named`:
 // a table may act only for the table its certificate names, a sign only as itself. Nothing when

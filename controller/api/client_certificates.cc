@@ -7,6 +7,7 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
+#include <ctime>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -80,6 +81,22 @@ bool for_clients_only(X509* certificate) {
          X509_check_ca(certificate) == 0;
 }
 
+// The last second at which every certificate of the verified chain is still valid.
+std::optional<std::int64_t> chain_valid_until(X509_STORE_CTX* verified) {
+  STACK_OF(X509)* chain = X509_STORE_CTX_get0_chain(verified);
+  if (chain == nullptr || sk_X509_num(chain) == 0) return std::nullopt;
+  std::optional<std::int64_t> earliest;
+  for (int index = 0; index < sk_X509_num(chain); ++index) {
+    std::tm end{};
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(sk_X509_value(chain, index)), &end) != 1) {
+      return std::nullopt;
+    }
+    const std::int64_t seconds = timegm(&end);
+    if (!earliest || seconds < *earliest) earliest = seconds;
+  }
+  return earliest;
+}
+
 }  // namespace
 
 Result<ClientCertificates, std::string> ClientCertificates::from_ca_pem(
@@ -105,7 +122,7 @@ Result<ClientCertificates, std::string> ClientCertificates::from_ca_pem(
   return ClientCertificates(std::move(store));
 }
 
-Result<Principal, CertificateRefusal> ClientCertificates::principal(
+Result<CertifiedPrincipal, CertificateRefusal> ClientCertificates::principal(
     std::string_view certificate_pem, std::span<const std::string> chain_pems,
     std::int64_t unix_seconds) const {
   const ErrorQueueMark mark;
@@ -169,7 +186,12 @@ Result<Principal, CertificateRefusal> ClientCertificates::principal(
                               "the client certificate's common name names no principal "
                               "(table/<id>, sign/<id>, supervisor/<name> or admin/<name>)"};
   }
-  return std::move(*principal);
+  std::optional<std::int64_t> valid_until = chain_valid_until(context.get());
+  if (!valid_until) {
+    return CertificateRefusal{AccessRefusal::certificate_untrusted,
+                              "client certificate refused: its validity cannot be read"};
+  }
+  return CertifiedPrincipal{std::move(*principal), *valid_until};
 }
 
 }  // namespace jackpot

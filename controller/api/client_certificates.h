@@ -6,8 +6,7 @@
 // authentication (extendedKeyUsage clientAuth) and is no CA, and its subject has exactly one
 // common name that names a principal (access_rules.h).
 //
-// Not applied yet: the server does not speak TLS yet (issue #16). No revocation yet either: a
-// certificate stays good until it expires or the site CA is replaced.
+// No revocation yet: a certificate stays good until it expires or the site CA is replaced.
 
 #include <cstdint>
 #include <memory>
@@ -27,6 +26,13 @@ struct CertificateRefusal {
   std::string detail;
 };
 
+// A certificate that passed: the principal it names and the last second at which it (and every
+// certificate of its chain) is still valid, so that a verdict kept for later calls ends with it.
+struct CertifiedPrincipal {
+  Principal principal;
+  std::int64_t valid_until_unix_seconds = 0;
+};
+
 class ClientCertificates {
  public:
   // The site's CA bundle (PEM: one or more self-signed CA certificates, at most 64 KiB); an error
@@ -36,9 +42,9 @@ class ClientCertificates {
   // The principal `certificate_pem` (one PEM certificate) names, checked at `unix_seconds`;
   // `chain_pems` hold the intermediate certificates the client sent, any number of PEM
   // certificates in each (none with ops/pki's). An empty `certificate_pem` is no_certificate.
-  Result<Principal, CertificateRefusal> principal(std::string_view certificate_pem,
-                                                  std::span<const std::string> chain_pems,
-                                                  std::int64_t unix_seconds) const;
+  Result<CertifiedPrincipal, CertificateRefusal> principal(std::string_view certificate_pem,
+                                                           std::span<const std::string> chain_pems,
+                                                           std::int64_t unix_seconds) const;
 
  private:
   struct Store;

@@ -12,6 +12,7 @@
 #include "controller/api/report_period.h"
 #include "controller/api/request_checks.h"
 #include "controller/api/stream_limits.h"
+#include "controller/api/transport_security.h"
 #include "controller/limits/request_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
@@ -142,18 +143,45 @@ pb::LinkStatus link_status(LinkStatus status) {
   return pb::LINK_STATUS_UNSPECIFIED;
 }
 
-// Who is calling, for the record: the identity of the client's certificate once mutual TLS
-// authenticates callers, and until then the unauthenticated peer's address.
-std::string caller(const ServerContext& context) {
-  const auto auth = context.auth_context();
-  if (auth != nullptr && auth->IsPeerAuthenticated()) {
-    std::string identity;
-    for (const auto& part : auth->GetPeerIdentity()) {
-      identity += (identity.empty() ? "" : ",") + std::string(part.data(), part.size());
-    }
-    if (!identity.empty()) return identity;
+// Who is calling, for the record: the principal the transport let through
+// (transport_security.h). The wrappers every method runs in refuse a call without one first
+// (refused_unidentified), so "unidentified" is never recorded.
+std::string caller(const grpc::ServerContextBase& context) {
+  const auto principal = call_principal(context);
+  return principal ? to_string(*principal) : std::string("unidentified");
+}
+
+// A call the transport let through whose principal the handler cannot read: not expected (the
+// transport checked the same certificate), refused rather than served without a name.
+Status unidentified() {
+  return Status(StatusCode::UNAUTHENTICATED,
+                "jackpotd cannot read the principal of this call from its certificate");
+}
+
+// The one rule that needs the request: a table acts only for the table its certificate names
+// (the request field access_rules.h names for the method); the refusal, counted, or nothing.
+template <typename Request>
+std::optional<Status> refused_acting(const grpc::ServerContextBase& context,
+                                     std::string_view method, const Request& request,
+                                     const RefusalObserver& refused) {
+  const auto principal = call_principal(context);
+  if (!principal) {
+    if (refused) refused(AccessRefusal::not_a_principal);
+    return unidentified();
   }
-  return "unauthenticated " + context.peer();
+  std::string named;
+  if (const std::string_view field = caller_field(method); !field.empty()) {
+    const auto* descriptor = Request::descriptor()->FindFieldByName(std::string(field));
+    JACKPOT_INVARIANT(descriptor != nullptr, "access_rules names a field the request lacks");
+    named = request.GetReflection()->GetString(request, descriptor);
+  }
+  const auto refusal = acting_refusal(*principal, method, named);
+  if (!refusal) return std::nullopt;
+  if (refused) refused(*refusal);
+  return Status(StatusCode::PERMISSION_DENIED, to_string(*principal) + " may act only for " +
+                                                   std::string(to_string(principal->role)) + " " +
+                                                   principal->id + ", not for " +
+                                                   quote_prefix(named));
 }
 
 std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& field) {
@@ -233,9 +261,11 @@ using UnaryCallPtr = std::shared_ptr<UnaryCall<Request, Response>>;
 
 // Refuses every call before the start is on record (refused_before_start), then parses and
 // checks the request of a raw unary call and hands the call to `serve`; a request that does not
-// parse or is too large is INVALID_ARGUMENT and never reaches the engine.
+// parse or is too large is INVALID_ARGUMENT, one made for another table PERMISSION_DENIED, and
+// neither reaches the engine.
 template <typename Request, typename Response, typename Serve>
 grpc::ServerUnaryReactor* serve_unary(const StartGate& gate, grpc::CallbackServerContext* context,
+                                      std::string_view method, const RefusalObserver& refused,
                                       const grpc::ByteBuffer* bytes, grpc::ByteBuffer* out,
                                       Serve serve) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -245,6 +275,10 @@ grpc::ServerUnaryReactor* serve_unary(const StartGate& gate, grpc::CallbackServe
     return reactor;
   }
   if (auto refusal = read_request(*bytes, call->request)) {
+    call->finish(*refusal);
+    return reactor;
+  }
+  if (auto refusal = refused_acting(*context, method, call->request, refused)) {
     call->finish(*refusal);
     return reactor;
   }
@@ -436,8 +470,12 @@ using TableServiceBase = pb::TableService::WithRawCallbackMethod_OpenRound<
 
 class TableServiceImpl final : public TableServiceBase {
  public:
-  TableServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits)
-      : host_(host), gate_(gate), streams_(std::make_shared<StatusStreams>(limits)) {
+  TableServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits,
+                   RefusalObserver refused)
+      : host_(host),
+        gate_(gate),
+        refused_(std::move(refused)),
+        streams_(std::make_shared<StatusStreams>(limits)) {
     // Every change reaches the streams; the service may go before the host.
     host_.on_status_change([weak = std::weak_ptr<StatusStreams>(streams_)] {
       if (const auto streams = weak.lock()) streams->changed();
@@ -448,7 +486,8 @@ class TableServiceImpl final : public TableServiceBase {
                                       const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override {
     return serve_unary<pb::OpenRoundRequest, pb::OpenRoundResponse>(
-        gate_, context, request, response, [this](auto call) { open_round(std::move(call)); });
+        gate_, context, "/jackpot.v1.TableService/OpenRound", refused_, request, response,
+        [this](auto call) { open_round(std::move(call)); });
   }
 
   void open_round(UnaryCallPtr<pb::OpenRoundRequest, pb::OpenRoundResponse> call) {
@@ -479,7 +518,8 @@ class TableServiceImpl final : public TableServiceBase {
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override {
     return serve_unary<pb::LockWagersRequest, pb::LockWagersResponse>(
-        gate_, context, request, response, [this](auto call) { lock_wagers(std::move(call)); });
+        gate_, context, "/jackpot.v1.TableService/LockWagers", refused_, request, response,
+        [this](auto call) { lock_wagers(std::move(call)); });
   }
 
   void lock_wagers(UnaryCallPtr<pb::LockWagersRequest, pb::LockWagersResponse> call) {
@@ -513,7 +553,8 @@ class TableServiceImpl final : public TableServiceBase {
                                         const grpc::ByteBuffer* request,
                                         grpc::ByteBuffer* response) override {
     return serve_unary<pb::SettleRoundRequest, pb::SettleRoundResponse>(
-        gate_, context, request, response, [this](auto call) { settle_round(std::move(call)); });
+        gate_, context, "/jackpot.v1.TableService/SettleRound", refused_, request, response,
+        [this](auto call) { settle_round(std::move(call)); });
   }
 
   void settle_round(UnaryCallPtr<pb::SettleRoundRequest, pb::SettleRoundResponse> call) {
@@ -565,7 +606,8 @@ class TableServiceImpl final : public TableServiceBase {
                                       const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override {
     return serve_unary<pb::VoidRoundRequest, pb::VoidRoundResponse>(
-        gate_, context, request, response, [this](auto call) { void_round(std::move(call)); });
+        gate_, context, "/jackpot.v1.TableService/VoidRound", refused_, request, response,
+        [this](auto call) { void_round(std::move(call)); });
   }
 
   void void_round(UnaryCallPtr<pb::VoidRoundRequest, pb::VoidRoundResponse> call) {
@@ -592,6 +634,10 @@ class TableServiceImpl final : public TableServiceBase {
     if (auto refusal = refused_before_start(gate_)) return new RefusedStream(*refusal);
     pb::WatchLinkStatusRequest request;
     if (auto refusal = read_request(*bytes, request)) return new RefusedStream(*refusal);
+    if (auto refusal = refused_acting(*context, "/jackpot.v1.TableService/WatchLinkStatus", request,
+                                      refused_)) {
+      return new RefusedStream(*refusal);
+    }
     const TableId table(request.table_id());
     auto links = host_.read([&](const Engine& engine) { return engine.links_of_table(table); });
     if (links.empty()) {
@@ -618,6 +664,7 @@ class TableServiceImpl final : public TableServiceBase {
 
   EngineHost& host_;
   const StartGate& gate_;
+  const RefusalObserver refused_;
   std::shared_ptr<StatusStreams> streams_;
 };
 
@@ -636,9 +683,10 @@ std::int64_t now_unix_us() {
 // request of a sync streamed unary call, checks it and runs `serve(request, response)` on it:
 // the status of a request that does not parse or is too large, or serve's.
 template <typename Request, typename Response, typename Serve>
-Status serve_streamed_unary(const StartGate& gate,
+Status serve_streamed_unary(const StartGate& gate, const grpc::ServerContextBase& context,
                             grpc::ServerUnaryStreamer<Request, Response>* stream, Serve serve) {
   if (auto refusal = refused_before_start(gate)) return *refusal;
+  if (!call_principal(context)) return unidentified();
   Request request;
   if (!stream->Read(&request)) return unparsable<Request>();
   if (auto problem = request_problem(request)) {
@@ -884,9 +932,10 @@ class AdminServiceImpl final : public AdminServiceBase {
   Status serve_unary(ServerContext* context, Streamer<Request, Response>* stream,
                      Status (AdminServiceImpl::*method)(ServerContext*, const Request*,
                                                         Response*)) {
-    return serve_streamed_unary(gate_, stream, [&](const Request& request, Response& response) {
-      return (this->*method)(context, &request, &response);
-    });
+    return serve_streamed_unary(gate_, *context, stream,
+                                [&](const Request& request, Response& response) {
+                                  return (this->*method)(context, &request, &response);
+                                });
   }
 
   EngineHost& host_;
@@ -912,26 +961,26 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
       ServerContext* context,
       grpc::ServerUnaryStreamer<pb::RebaseRoundCounterRequest, pb::RebaseRoundCounterResponse>*
           stream) override {
-    return serve_streamed_unary(gate_, stream,
+    return serve_streamed_unary(gate_, *context, stream,
                                 [&](const pb::RebaseRoundCounterRequest& request,
                                     pb::RebaseRoundCounterResponse& response) {
                                   return rebase_round_counter(*context, request, response);
                                 });
   }
   Status StreamedApprovePayout(
-      ServerContext*,
+      ServerContext* context,
       grpc::ServerUnaryStreamer<pb::ApprovePayoutRequest, pb::ApprovePayoutResponse>* stream)
       override {
     return serve_streamed_unary(
-        gate_, stream,
+        gate_, *context, stream,
         [](const pb::ApprovePayoutRequest&, pb::ApprovePayoutResponse&) { return not_yet(); });
   }
   Status StreamedRejectPayout(
-      ServerContext*,
+      ServerContext* context,
       grpc::ServerUnaryStreamer<pb::RejectPayoutRequest, pb::RejectPayoutResponse>* stream)
       override {
     return serve_streamed_unary(
-        gate_, stream,
+        gate_, *context, stream,
         [](const pb::RejectPayoutRequest&, pb::RejectPayoutResponse&) { return not_yet(); });
   }
   Status StreamedWatchPendingPayouts(
@@ -957,10 +1006,7 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
                               pb::RebaseRoundCounterResponse& response) {
     const RebaseRoundCounterRequest command{request.request_id(), TableId(request.table_id()),
                                             RoundId(request.next_round_id()), request.reason()};
-    // The audit trail names a principal by role (audit_log's check); until mTLS names the
-    // caller (#16), the supervisor is the unauthenticated peer.
-    std::string principal = caller(context);
-    if (principal.rfind("supervisor/", 0) != 0) principal = "supervisor/" + principal;
+    const std::string principal = caller(context);  // A supervisor (access_rules.h).
     const auto rebased = host_.run([&](Engine& engine, Records& records) {
       return engine.rebase_round_counter(command, principal, records);
     });
@@ -987,8 +1033,8 @@ void StartGate::open(ConfigInForce config) {
 }
 
 std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate,
-                                                  StreamLimits limits) {
-  return std::make_unique<TableServiceImpl>(host, gate, limits);
+                                                  StreamLimits limits, RefusalObserver refused) {
+  return std::make_unique<TableServiceImpl>(host, gate, limits, std::move(refused));
 }
 
 std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,

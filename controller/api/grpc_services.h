@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "controller/api/stream_limits.h"
+#include "controller/api/transport_security.h"
 #include "controller/host/engine_host.h"
 
 namespace grpc {
@@ -51,9 +52,12 @@ class StartGate {
 // The gRPC adapters over the engine: thin translations between jackpot.v1 messages and engine
 // requests and answers, and one table from EngineError to gRPC status codes. Only this module
 // includes the generated gRPC headers. Both services answer UNAVAILABLE until `gate` opens.
-// WatchLinkStatus streams beyond `limits` are refused RESOURCE_EXHAUSTED.
+// WatchLinkStatus streams beyond `limits` are refused RESOURCE_EXHAUSTED. Every call has passed
+// the transport's authorisation (transport_security.h); a table's request for another table is
+// refused PERMISSION_DENIED here, where the request is read, and counted through `refused`.
 std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartGate& gate,
-                                                  StreamLimits limits = {});
+                                                  StreamLimits limits = {},
+                                                  RefusalObserver refused = {});
 // `reports` may be null (no database): GetReconciliationReport is then UNAVAILABLE.
 std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,
                                                   const StartGate& gate);

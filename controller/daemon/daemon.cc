@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "controller/api/grpc_services.h"
+#include "controller/api/transport_security.h"
 #include "controller/daemon/daemon_metrics.h"
 #include "controller/daemon/log_throttle.h"
 #include "controller/daemon/os_random.h"
@@ -230,6 +231,30 @@ int wait_for_signal(const sigset_t& signals) {
   return signal_number;
 }
 
+// How the gRPC port is secured (transport_security.h), from the files given; null after logging
+// why when they cannot be used. Plaintext is announced loudly: no caller is authenticated.
+std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
+                                                DaemonMetrics& metrics) {
+  RefusalObserver refused = [&metrics](AccessRefusal refusal) { metrics.count_refusal(refusal); };
+  metrics.set_plaintext(options.plaintext);
+  if (options.plaintext) {
+    log_line(
+        "WARNING: --plaintext on: the gRPC port serves WITHOUT TLS and authenticates NO caller; "
+        "any process on this machine may act as any table, supervisor or admin by naming it. "
+        "For development only (metric jackpotd_plaintext 1)");
+    return ServerTransport::plaintext_loopback(std::move(refused));
+  }
+  auto transport = ServerTransport::mutual_tls(
+      TlsFiles{options.tls_certificate_file, options.tls_key_file, options.tls_client_ca_file},
+      std::move(refused));
+  if (!transport.ok()) {
+    log_line(transport.error() + "; not starting");
+    return nullptr;
+  }
+  log_line("mutual TLS: clients need a certificate of the CA in " + options.tls_client_ca_file);
+  return std::move(transport).value();
+}
+
 // The gRPC server, started, not yet serving (health NOT_SERVING until the start is on record):
 // the services of the floor (none without a host: health and reflection only), bounded threads
 // for the synchronous calls, keepalive pings that find vanished clients, a port no other process
@@ -241,7 +266,8 @@ struct GrpcServer {
   int port = 0;
 };
 
-GrpcServer start_grpc_server(const DaemonOptions& options, EngineHost* host,
+GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport& transport,
+                             RefusalObserver refused, EngineHost* host,
                              ReconciliationSource* durability, const StartGate& gate) {
   GrpcServer made;
   grpc::EnableDefaultHealthCheckService(true);
@@ -277,12 +303,13 @@ GrpcServer start_grpc_server(const DaemonOptions& options, EngineHost* host,
   builder.experimental().SetInterceptorCreators(std::move(counters));
   if (host != nullptr) {
     made.services.push_back(make_table_service(
-        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max},
+        std::move(refused)));
     made.services.push_back(make_admin_service(*host, durability, gate));
     made.services.push_back(make_supervisor_service(*host, gate));
   }
   for (const auto& service : made.services) builder.RegisterService(service.get());
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &made.port);
+  builder.AddListeningPort(options.listen_address, transport.credentials(), &made.port);
   made.server = builder.BuildAndStart();
   if (made.server == nullptr) made.calls = nullptr;  // Went with the builder.
   return made;
@@ -338,6 +365,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   } else {
     log_line("no --floor given: serving health and metrics only");
   }
+  // Before the database: a TLS file that cannot be used stops the start before it claims
+  // anything.
+  const std::unique_ptr<ServerTransport> transport = make_transport(options, metrics);
+  if (!transport) return kExitStartupFailed;
 
   const storage::SessionLimits limits{options.query_timeout, options.commit_timeout};
   const auto query_deadline = 2 * options.query_timeout;
@@ -412,7 +443,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   StartGate gate;  // Outlives the services that read it.
-  GrpcServer serving = start_grpc_server(options, host.get(), durability.get(), gate);
+  GrpcServer serving = start_grpc_server(
+      options, *transport, [&metrics](AccessRefusal refusal) { metrics.count_refusal(refusal); },
+      host.get(), durability.get(), gate);
   if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
@@ -434,7 +467,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline);
     floor_version = storage::record_start(
         *db, principal, floor ? std::optional<std::string>(floor_text) : std::nullopt,
-        {{"version", JACKPOTD_VERSION}, {"grpc", grpc_address}});
+        {{"version", JACKPOTD_VERSION},
+         {"grpc", grpc_address},
+         {"transport", transport->plaintext() ? "plaintext" : "mutual-tls"}});
   } catch (const std::exception& error) {
     log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
              "; not starting");
@@ -492,7 +527,20 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     });
   }
 
-  const int signal_number = wait_for_signal(signals);
+  int signal_number = wait_for_signal(signals);
+  // SIGHUP re-reads the TLS files (a rotation); the others stop.
+  while (signal_number == SIGHUP) {
+    if (transport->plaintext()) {
+      log_line("received SIGHUP: plaintext mode has no TLS files to read");
+    } else if (const auto reloaded = transport->reload(); reloaded.ok()) {
+      metrics.count_tls_reload(true);
+      log_line("received SIGHUP: read the TLS files again; new connections use them");
+    } else {
+      metrics.count_tls_reload(false);
+      log_line("received SIGHUP: " + reloaded.error() + "; the files in force stay");
+    }
+    signal_number = wait_for_signal(signals);
+  }
   // The stop completes within the grace whatever PostgreSQL does: calls in flight get the grace
   // less a reserve for the stop's audit record; then every database wait still in progress is
   // abandoned, and should anything hold the stop two seconds past the grace, the process exits.

@@ -91,6 +91,28 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                  .Name("jackpotd_meter")
                  .Help("Each level's meter, in currency units")
                  .Register(*registry_);
+  auto& refusals = prometheus::BuildCounter()
+                       .Name("jackpotd_authorization_refusals_total")
+                       .Help(
+                           "Calls refused before any handler ran or as a table acting for "
+                           "another, by reason (access_rules.h)")
+                       .Register(*registry_);
+  for (const AccessRefusal refusal : kAccessRefusals) {
+    refusals_.push_back(&refusals.Add({{"reason", std::string(to_string(refusal))}}));
+  }
+  plaintext_ = &prometheus::BuildGauge()
+                    .Name("jackpotd_plaintext")
+                    .Help(
+                        "1 while the gRPC port serves plaintext (development: callers are not "
+                        "authenticated), 0 with mutual TLS")
+                    .Register(*registry_)
+                    .Add({});
+  auto& reloads = prometheus::BuildCounter()
+                      .Name("jackpotd_tls_reloads_total")
+                      .Help("Re-reads of the TLS files on SIGHUP, by result (ok, failed)")
+                      .Register(*registry_);
+  tls_reloads_ok_ = &reloads.Add({{"result", "ok"}});
+  tls_reloads_failed_ = &reloads.Add({{"result", "failed"}});
   pending_payouts_ = &prometheus::BuildGauge()
                           .Name("jackpotd_pending_payouts")
                           .Help("Payouts waiting for a supervisor")
@@ -181,6 +203,22 @@ void DaemonMetrics::observe_state(const std::vector<LevelMeterView>& meters,
 void DaemonMetrics::set_start_time_now() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   start_time_seconds_->Set(std::chrono::duration<double>(now).count());
+}
+
+}  // namespace jackpot
+
+namespace jackpot {
+
+void DaemonMetrics::count_refusal(AccessRefusal refusal) {
+  for (std::size_t index = 0; index < kAccessRefusals.size(); ++index) {
+    if (kAccessRefusals[index] == refusal) refusals_[index]->Increment();
+  }
+}
+
+void DaemonMetrics::set_plaintext(bool plaintext) { plaintext_->Set(plaintext ? 1 : 0); }
+
+void DaemonMetrics::count_tls_reload(bool ok) {
+  (ok ? tls_reloads_ok_ : tls_reloads_failed_)->Increment();
 }
 
 }  // namespace jackpot

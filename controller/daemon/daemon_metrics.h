@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/api/access_rules.h"
 #include "controller/engine/engine_types.h"
 
 namespace prometheus {
@@ -33,6 +34,12 @@ class DaemonMetrics {
   void observe_commit(const std::vector<Records>& batch, double seconds, bool ok);
   // The engine's state now: every level's meter and the payouts waiting for a supervisor.
   void observe_state(const std::vector<LevelMeterView>& meters, std::size_t pending_payouts);
+  // A call refused by the authorisation (any thread).
+  void count_refusal(AccessRefusal refusal);
+  // Whether the port serves plaintext (development) rather than mutual TLS.
+  void set_plaintext(bool plaintext);
+  // A re-read of the TLS files on SIGHUP, taken up or refused.
+  void count_tls_reload(bool ok);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -51,6 +58,10 @@ class DaemonMetrics {
   prometheus::Family<prometheus::Counter>* meter_adjustments_;
   prometheus::Family<prometheus::Gauge>* meters_;
   prometheus::Gauge* pending_payouts_;
+  std::vector<prometheus::Counter*> refusals_;  // By AccessRefusal.
+  prometheus::Gauge* plaintext_;
+  prometheus::Counter* tls_reloads_ok_;
+  prometheus::Counter* tls_reloads_failed_;
 };
 
 }  // namespace jackpot

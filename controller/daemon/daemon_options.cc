@@ -1,5 +1,7 @@
 #include "controller/daemon/daemon_options.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <charconv>
@@ -168,6 +170,30 @@ SetResult set_accept_database_batch(DaemonOptions& options, const std::string& v
   return std::nullopt;
 }
 
+SetResult set_file(std::string& into, const std::string& value) {
+  if (value.empty()) return std::string("expected a file name, got nothing");
+  into = value;
+  return std::nullopt;
+}
+
+SetResult set_tls_certificate(DaemonOptions& options, const std::string& value) {
+  return set_file(options.tls_certificate_file, value);
+}
+
+SetResult set_tls_key(DaemonOptions& options, const std::string& value) {
+  return set_file(options.tls_key_file, value);
+}
+
+SetResult set_tls_client_ca(DaemonOptions& options, const std::string& value) {
+  return set_file(options.tls_client_ca_file, value);
+}
+
+SetResult set_plaintext(DaemonOptions& options, const std::string& value) {
+  if (value != "on" && value != "off") return "expected 'on' or 'off', got '" + value + "'";
+  options.plaintext = value == "on";
+  return std::nullopt;
+}
+
 struct Option {
   std::string_view name;
   std::string_view value_name;
@@ -178,6 +204,22 @@ struct Option {
 constexpr Option kOptions[] = {
     {"listen", "HOST:PORT", "gRPC listen address (default 127.0.0.1:50051; port 0 picks one)",
      set_listen},
+    {"tls-cert", "FILE",
+     "the server's TLS certificate (PEM, intermediates after it); with\n"
+     "--tls-key and --tls-client-ca required unless --plaintext on; the\n"
+     "three files are read again on SIGHUP",
+     set_tls_certificate},
+    {"tls-key", "FILE", "the certificate's private key (PEM, no passphrase)", set_tls_key},
+    {"tls-client-ca", "FILE",
+     "the site CA bundle (PEM) that issues client certificates; each\n"
+     "names its principal in its common name: table/<id>, sign/<id>,\n"
+     "supervisor/<name>, admin/<name> (ops/pki makes them)",
+     set_tls_client_ca},
+    {"plaintext", "on|off",
+     "development only: no TLS, on a loopback --listen address only;\n"
+     "callers name their principal in the jackpot-principal metadata,\n"
+     "unproven (default off)",
+     set_plaintext},
     {"db", "DSN",
      "PostgreSQL connection string,\ne.g. 'host=/run/postgresql dbname=jackpotd'; a password "
      "is\nrefused here (the process list shows it): put it in a --config\nfile of mode 600, "
@@ -386,6 +428,42 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     return OptionsError{"--db is required: a PostgreSQL connection string (see --help)"};
   }
   return options;
+}
+
+bool is_loopback_address(std::string_view host_port) {
+  const auto colon = host_port.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  std::string host(host_port.substr(0, colon));
+  if (host == "localhost") return true;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    in6_addr address{};
+    return inet_pton(AF_INET6, host.c_str(), &address) == 1 && IN6_IS_ADDR_LOOPBACK(&address);
+  }
+  in_addr address{};
+  return inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
+}
+
+std::optional<std::string> transport_problem(const DaemonOptions& options) {
+  const bool any_tls = !options.tls_certificate_file.empty() || !options.tls_key_file.empty() ||
+                       !options.tls_client_ca_file.empty();
+  if (options.plaintext) {
+    if (any_tls) return std::string("--plaintext on and TLS files: give one or the other");
+    if (!is_loopback_address(options.listen_address)) {
+      return "--plaintext on is for development on this machine only: --listen " +
+             options.listen_address +
+             " is not a loopback address (127.0.0.1, [::1] or localhost); serve mutual TLS "
+             "with --tls-cert, --tls-key and --tls-client-ca";
+    }
+    return std::nullopt;
+  }
+  if (options.tls_certificate_file.empty() || options.tls_key_file.empty() ||
+      options.tls_client_ca_file.empty()) {
+    return std::string(
+        "jackpotd serves mutual TLS: give --tls-cert, --tls-key and --tls-client-ca (ops/pki "
+        "makes them), or --plaintext on for development on a loopback address");
+  }
+  return std::nullopt;
 }
 
 std::string daemon_usage() {

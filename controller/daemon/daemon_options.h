@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -50,6 +51,14 @@ struct DaemonOptions {
   // deliberate restore from backup, recorded in the audit trail.
   std::optional<std::uint64_t> accept_database_batch;
   std::string floor_file;  // Links and tables (Protobuf text format); none: no TableService.
+  // Mutual TLS: the server's certificate and key, and the site CA bundle that issues the
+  // clients' certificates (PEM files; ops/pki makes them). Re-read on SIGHUP.
+  std::string tls_certificate_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Development only: no TLS, callers name their principal (transport_security.h); allowed on a
+  // loopback address only.
+  bool plaintext = false;
   bool show_help = false;
   bool show_version = false;
 };
@@ -63,7 +72,8 @@ struct OptionsError {
 // [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N]
 // [--query-timeout-ms N] [--probe-interval-ms N] [--commit-late-ms N] [--read-timeout-ms N]
 // [--streams-max N] [--streams-per-peer-max N] [--grpc-threads-max N] [--keepalive-ms N]
-// [--reflection on|off] [--state-file FILE] [--accept-database-batch N] [--help] [--version]`.
+// [--reflection on|off] [--state-file FILE] [--accept-database-batch N] [--tls-cert FILE]
+// [--tls-key FILE] [--tls-client-ca FILE] [--plaintext on|off] [--help] [--version]`.
 // Flags accept `--name value` and `--name=value`. The config file holds `name = value` lines
 // with the flags' names (without dashes), `#` comments and blank lines; flags given on the
 // command line override it.
@@ -76,6 +86,14 @@ std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& t
                                                             const std::string& origin,
                                                             DaemonOptions options,
                                                             bool* holds_password = nullptr);
+
+// Whether the daemon may listen as the options say: mutual TLS with all three files, or
+// plaintext on a loopback address; an error that says what to give, or nothing.
+std::optional<std::string> transport_problem(const DaemonOptions& options);
+
+// Whether `host_port` (as --listen takes it) is on a loopback address: 127.0.0.0/8, [::1] or
+// localhost.
+bool is_loopback_address(std::string_view host_port);
 
 // The --help text.
 std::string daemon_usage();

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // Re-reads the TLS files.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   // Debian builds Abseil without NDEBUG, which leaves gRPC's mutexes checking for lock-order
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
   if (options.show_version) {
     std::printf("jackpotd %s\n", JACKPOTD_VERSION);
     return jackpot::kExitOk;
+  }
+  if (const auto problem = jackpot::transport_problem(options)) {
+    std::fprintf(stderr, "jackpotd: %s\n", problem->c_str());
+    return jackpot::kExitUsage;
   }
   return jackpot::run_daemon(options, signals);
 }

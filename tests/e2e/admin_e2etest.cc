@@ -16,11 +16,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -71,9 +73,8 @@ class AdminEndToEnd : public ::testing::Test {
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
     address_ = match[1];
-    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
-    table_ = pb::TableService::NewStub(channel);
-    admin_ = pb::AdminService::NewStub(channel);
+    table_ = pb::TableService::NewStub(channel_as(address_, "table/T1"));
+    admin_ = pb::AdminService::NewStub(channel_as(address_, "admin/e2e"));
   }
   void TearDown() override {
     daemon_->send_signal(SIGTERM);
@@ -297,8 +298,10 @@ TEST_F(AdminEndToEnd, GetConfigAnswersTheFloorAndPaytablesInForce) {
   EXPECT_EQ(config.paytables(0).text(), text.str());
 
   // The operator's command line prints the same.
-  FILE* pipe = popen(
-      (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " config").c_str(), "r");
+  FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+                      testing::admin_tool_flags(address_, "admin/e2e") + " config")
+                         .c_str(),
+                     "r");
   ASSERT_NE(pipe, nullptr);
   std::string printed;
   char chunk[512];

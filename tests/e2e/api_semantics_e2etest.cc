@@ -14,6 +14,7 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
@@ -88,8 +89,7 @@ class ApiSemanticsEndToEnd : public ::testing::Test {
     ASSERT_TRUE(line) << daemon_->stderr_text();
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
-    table_ = pb::TableService::NewStub(
-        grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials()));
+    tables_ = std::make_unique<testing::StubsByPrincipal<pb::TableService>>(match[1]);
   }
   void TearDown() override {
     daemon_->send_signal(SIGTERM);
@@ -101,7 +101,7 @@ class ApiSemanticsEndToEnd : public ::testing::Test {
   grpc::Status call(Call method, const Request& request, Response* response) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
-    return ((*table_).*method)(&context, request, response);
+    return ((tables_->for_table(request.table_id())).*method)(&context, request, response);
   }
 
   // Opens `round` at T1 and locks $1 for each of `seats`.
@@ -148,7 +148,7 @@ class ApiSemanticsEndToEnd : public ::testing::Test {
   TestDatabase database_;
   std::string floor_;
   std::unique_ptr<DaemonProcess> daemon_;
-  std::unique_ptr<pb::TableService::Stub> table_;
+  std::unique_ptr<testing::StubsByPrincipal<pb::TableService>> tables_;  // Each as itself.
 };
 
 // The proto documents keyed_hand as the paytable row, e.g. "Full House": a table that keys the

@@ -20,11 +20,13 @@
 #include "storage/migrations.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::http_get;
 using testing::TestDatabase;
@@ -57,8 +59,7 @@ std::vector<std::string> local_args(const std::string& dsn) {
 }
 
 grpc::health::v1::HealthCheckResponse::ServingStatus check_health(const std::string& address) {
-  auto stub = grpc::health::v1::Health::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub = grpc::health::v1::Health::NewStub(channel_as(address, "sign/e2e"));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + 5s);
   grpc::health::v1::HealthCheckResponse response;
@@ -68,8 +69,8 @@ grpc::health::v1::HealthCheckResponse::ServingStatus check_health(const std::str
 }
 
 std::vector<std::string> list_services(const std::string& address) {
-  auto stub = grpc::reflection::v1alpha::ServerReflection::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      grpc::reflection::v1alpha::ServerReflection::NewStub(channel_as(address, "admin/e2e"));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + 5s);
   auto stream = stub->ServerReflectionInfo(&context);

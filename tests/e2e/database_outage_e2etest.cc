@@ -17,11 +17,13 @@
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 namespace pb = ::jackpot::v1;
 
@@ -88,7 +90,7 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   ASSERT_TRUE(line) << daemon.stderr_text();
   std::smatch match;
   ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),")));
-  auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+  auto channel = channel_as(match[1], "table/T1");  // Tables may ask for health too.
   auto stub = pb::TableService::NewStub(channel);
   auto health = grpc::health::v1::Health::NewStub(channel);
   using Serving = grpc::health::v1::HealthCheckResponse;
@@ -166,10 +168,9 @@ class Watched {
     EXPECT_TRUE(line) << daemon->stderr_text();
     std::smatch match;
     if (!line || !std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) return;
-    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
-    table = pb::TableService::NewStub(channel);
-    admin = pb::AdminService::NewStub(channel);
-    health = grpc::health::v1::Health::NewStub(channel);
+    table = pb::TableService::NewStub(channel_as(match[1], "table/T1"));
+    admin = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
+    health = grpc::health::v1::Health::NewStub(channel_as(match[1], "sign/e2e"));
   }
 
   Serving::ServingStatus health_now() {

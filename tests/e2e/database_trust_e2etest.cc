@@ -18,11 +18,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -60,7 +62,7 @@ Started start(const std::string& dsn, const std::string& floor, std::vector<std:
   const auto line = started.process->read_stdout_line(30s);
   std::smatch match;
   if (line && std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) {
-    started.channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+    started.channel = channel_as(match[1], "table/T1");  // Tables may ask for health too.
     started.serving = true;
   }
   return started;

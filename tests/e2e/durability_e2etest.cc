@@ -18,11 +18,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -54,15 +56,18 @@ class Daemon {
     ASSERT_TRUE(std::regex_search(
         *line, match, std::regex("serving gRPC on (\\S+), metrics on http://127.0.0.1:([0-9]+)")));
     metrics_port = std::stoi(match[2]);
-    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
     std::lock_guard lock(mutex_);
-    table = pb::TableService::NewStub(channel);
-    admin = pb::AdminService::NewStub(channel);
+    tables_.clear();
+    for (const char* id : {"T1", "T2", "T3", "T4"}) {
+      tables_[id] = pb::TableService::NewStub(channel_as(match[1], std::string("table/") + id));
+    }
+    admin = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
   }
-  // The stub of the daemon running now, for clients on other threads.
-  std::shared_ptr<pb::TableService::Stub> table_stub() {
+  // The stub of table `id` (with its certificate) at the daemon running now, for clients on
+  // other threads.
+  std::shared_ptr<pb::TableService::Stub> table_stub(const std::string& id) {
     std::lock_guard lock(mutex_);
-    return table;
+    return tables_.at(id);
   }
   void stop(int signal_number) {
     process_->send_signal(signal_number);
@@ -80,12 +85,12 @@ class Daemon {
     return response.levels(static_cast<int>(level - 1)).meter_micros();
   }
 
-  std::shared_ptr<pb::TableService::Stub> table;
   std::unique_ptr<pb::AdminService::Stub> admin;
   int metrics_port = 0;
 
  private:
   std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<pb::TableService::Stub>> tables_;
   std::string dsn_;
   std::string floor_;
   std::unique_ptr<DaemonProcess> process_;
@@ -235,14 +240,14 @@ TEST(Durability, ACleanRestartKeepsMetersOpenRoundsAndFirstAnswers) {
   std::vector<Acknowledged> acknowledged;
   for (int round = 0; round < 40; ++round) {
     for (const auto& [kind, request] : t1.next_round()) {
-      const auto answer = send(*daemon.table, kind, request);
+      const auto answer = send(*daemon.table_stub("T1"), kind, request);
       ASSERT_TRUE(answer) << kind << " round " << round << "\n" << daemon.stderr_text();
       acknowledged.push_back(acknowledged_of(kind, request, *answer));
     }
   }
   const auto open_next = t1.next_round();  // Leave round 41 open and locked across the restart.
   for (std::size_t i = 0; i < 2; ++i) {
-    const auto answer = send(*daemon.table, open_next[i].first, open_next[i].second);
+    const auto answer = send(*daemon.table_stub("T1"), open_next[i].first, open_next[i].second);
     ASSERT_TRUE(answer);
     acknowledged.push_back(acknowledged_of(open_next[i].first, open_next[i].second, *answer));
   }
@@ -267,12 +272,13 @@ TEST(Durability, ACleanRestartKeepsMetersOpenRoundsAndFirstAnswers) {
   int replayed = 0;
   for (const Acknowledged& first : acknowledged) {  // Replays: the first answer, exactly.
     if (!replayable(first, last)) continue;
-    expect_replay(*daemon.table, first);
+    expect_replay(*daemon.table_stub(first.table), first);
     ++replayed;
   }
   EXPECT_EQ(replayed, 5);
   expect_recorded(database, acknowledged);
-  EXPECT_TRUE(send(*daemon.table, open_next[2].first, open_next[2].second));  // Settles round 41.
+  EXPECT_TRUE(send(*daemon.table_stub("T1"), open_next[2].first,
+                   open_next[2].second));  // Settles round 41.
   daemon.stop(SIGTERM);
   unlink(floor.c_str());
 }
@@ -301,7 +307,7 @@ TEST(Durability, SigkillAtRandomMomentsLosesNothingAcknowledged) {
     while (!done) {
       for (const auto& [kind, request] : table.next_round()) {
         for (;;) {
-          if (const auto answer = send(*daemon.table_stub(), kind, request)) {
+          if (const auto answer = send(*daemon.table_stub(id), kind, request)) {
             std::lock_guard lock(acknowledged_mutex);
             acknowledged.push_back(acknowledged_of(kind, request, *answer));
             break;
@@ -336,7 +342,7 @@ TEST(Durability, SigkillAtRandomMomentsLosesNothingAcknowledged) {
   }
   for (const Acknowledged& first : acknowledged) {
     if (!replayable(first, last)) continue;
-    expect_replay(*daemon.table, first);
+    expect_replay(*daemon.table_stub(first.table), first);
   }
   expect_recorded(database, acknowledged);
   // The ledger sums to zero, meters equal the sum of their transfers, no payout paid twice.

@@ -13,11 +13,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -73,9 +75,8 @@ struct Serving {
       ADD_FAILURE() << "unexpected serving line: " << *line;
       return;
     }
-    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
-    table = pb::TableService::NewStub(channel);
-    admin = pb::AdminService::NewStub(channel);
+    table = pb::TableService::NewStub(channel_as(match[1], "table/T1"));
+    admin = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
   }
   void stop() {
     process.send_signal(SIGTERM);

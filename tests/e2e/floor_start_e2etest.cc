@@ -22,11 +22,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -224,10 +226,8 @@ TEST(FloorAtStart, NothingIsServedBeforeTheStartIsOnRecordAndAFailedRecordLeaves
   channel_args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
   channel_args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
   channel_args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-  auto channel =
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args);
-  auto admin = pb::AdminService::NewStub(channel);
-  auto table = pb::TableService::NewStub(channel);
+  auto admin = pb::AdminService::NewStub(channel_as(address, "admin/e2e", channel_args));
+  auto table = pb::TableService::NewStub(channel_as(address, "table/T1", channel_args));
   // Once the server answers, every call is UNAVAILABLE until the start is on record.
   grpc::Status config_status;
   pb::GetConfigResponse config;
@@ -253,11 +253,14 @@ TEST(FloorAtStart, NothingIsServedBeforeTheStartIsOnRecordAndAFailedRecordLeaves
   // Every method of every service, by its descriptor (so a method added later is tried too),
   // with a request that parses: UNAVAILABLE "jackpotd is starting" (before, AdjustMeter answered
   // UNIMPLEMENTED: the gate was copied into each method and it had none).
-  grpc::GenericStub stub(channel);
   ASSERT_NE(pb::ApprovePayoutRequest::descriptor(), nullptr);  // Links supervisor.proto's pool.
   int methods = 0;
-  for (const char* name :
-       {"jackpot.v1.TableService", "jackpot.v1.AdminService", "jackpot.v1.SupervisorService"}) {
+  // Each service as the role that may call it, so that the call reaches the service.
+  for (const auto& [name, principal] : std::vector<std::pair<std::string, std::string>>{
+           {"jackpot.v1.TableService", "table/T1"},
+           {"jackpot.v1.AdminService", "admin/e2e"},
+           {"jackpot.v1.SupervisorService", "supervisor/e2e"}}) {
+    grpc::GenericStub stub(channel_as(address, principal, channel_args));
     const auto* service =
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
     ASSERT_NE(service, nullptr) << name;

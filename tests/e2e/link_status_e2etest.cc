@@ -14,11 +14,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -58,9 +60,8 @@ class LinkStatusSince : public ::testing::Test {
     ASSERT_TRUE(line) << daemon_->stderr_text();
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
-    auto channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
-    table_ = pb::TableService::NewStub(channel);
-    admin_ = pb::AdminService::NewStub(channel);
+    table_ = pb::TableService::NewStub(channel_as(match[1], "table/T1"));
+    admin_ = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
   }
   void stop() {
     if (!daemon_) return;

@@ -19,11 +19,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -62,9 +64,9 @@ class RequestLimitsEndToEnd : public ::testing::Test {
     ASSERT_TRUE(line) << daemon_->stderr_text();
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
-    channel_ = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
-    table_ = pb::TableService::NewStub(channel_);
-    admin_ = pb::AdminService::NewStub(channel_);
+    address_ = match[1];
+    table_ = pb::TableService::NewStub(channel_as(address_, "table/T1"));
+    admin_ = pb::AdminService::NewStub(channel_as(address_, "admin/e2e"));
   }
   void TearDown() override {
     daemon_->send_signal(SIGTERM);
@@ -134,7 +136,7 @@ class RequestLimitsEndToEnd : public ::testing::Test {
   TestDatabase database_;
   std::string floor_;
   std::unique_ptr<DaemonProcess> daemon_;
-  std::shared_ptr<grpc::Channel> channel_;
+  std::string address_;
   std::unique_ptr<pb::TableService::Stub> table_;
   std::unique_ptr<pb::AdminService::Stub> admin_;
 };
@@ -231,7 +233,9 @@ TEST_F(RequestLimitsEndToEnd, IdsCardsHandsAndListsPastTheirLimitAreInvalidArgum
 
 TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   open_round(1);
-  const std::string unknown(kMaxIdBytes, 'u');  // Within the limit, so the engine answers.
+  // Within the limit, so the request is read; no table's certificate can name it (58 bytes at
+  // most), so a table naming it is refused for acting for another.
+  const std::string unknown(kMaxIdBytes, 'u');
   const std::string echoed = "'" + std::string(kEchoPrefixBytes, 'u') + "'\u2026 (64 bytes)";
 
   pb::OpenRoundRequest open;
@@ -239,8 +243,8 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   open.set_round_id(1);
   pb::OpenRoundResponse opened;
   auto status = table(&pb::TableService::Stub::OpenRound, open, &opened);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "unknown_table: no table " + echoed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(), "table/T1 may act only for table T1, not for " + echoed);
 
   pb::LockWagersRequest lock;
   lock.set_table_id("T1");
@@ -292,8 +296,8 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   pb::LinkStatusUpdate update;
   EXPECT_FALSE(stream->Read(&update));
   status = stream->Finish();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(status.error_message(), "unknown_table: no table " + echoed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(), "table/T1 may act only for table T1, not for " + echoed);
 }
 
 TEST_F(RequestLimitsEndToEnd, ARequestPastTheMessageSizeIsResourceExhaustedAndChangesNothing) {
@@ -363,10 +367,13 @@ TEST_F(RequestLimitsEndToEnd, BytesThatDoNotParseAreInvalidArgumentsForEveryRpc)
                   4),          // A length past the end.
       std::string("\x0f", 1),  // Wire type 7.
   };
-  grpc::GenericStub stub(channel_);
   int methods = 0;
-  for (const char* name :
-       {"jackpot.v1.TableService", "jackpot.v1.AdminService", "jackpot.v1.SupervisorService"}) {
+  // Each service as the role that may call it, so that the bytes reach it.
+  for (const auto& [name, principal] : std::vector<std::pair<std::string, std::string>>{
+           {"jackpot.v1.TableService", "table/T1"},
+           {"jackpot.v1.AdminService", "admin/e2e"},
+           {"jackpot.v1.SupervisorService", "supervisor/e2e"}}) {
+    grpc::GenericStub stub(channel_as(address_, principal));
     const auto* service =
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
     ASSERT_NE(service, nullptr) << name;
@@ -389,6 +396,7 @@ TEST_F(RequestLimitsEndToEnd, BytesThatDoNotParseAreInvalidArgumentsForEveryRpc)
 
   // A table id that is not UTF-8 does not parse either (proto3 strings are UTF-8). Protobuf
   // writes a log line for each such request: the daemon writes at most one per 10 s.
+  grpc::GenericStub stub(channel_as(address_, "table/T1"));
   for (int i = 0; i < 50; ++i) {
     const grpc::Status status =
         send_bytes(stub, "/jackpot.v1.TableService/OpenRound", std::string("\x0a\x02\xc3\x28", 4));

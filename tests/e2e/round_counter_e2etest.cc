@@ -19,11 +19,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -65,9 +67,8 @@ class RoundCounterEndToEnd : public ::testing::Test {
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
     address_ = match[1];
-    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
-    table_ = pb::TableService::NewStub(channel);
-    supervisor_ = pb::SupervisorService::NewStub(channel);
+    table_ = pb::TableService::NewStub(channel_as(address_, "table/T1"));
+    supervisor_ = pb::SupervisorService::NewStub(channel_as(address_, "supervisor/e2e"));
   }
   void stop() {
     if (!daemon_) return;
@@ -141,10 +142,11 @@ class RoundCounterEndToEnd : public ::testing::Test {
   }
   // Runs jackpotd-admin against the daemon: its exit code and what it printed.
   std::pair<int, std::string> admin(const std::string& command) {
-    FILE* pipe = popen(
-        (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " " + command + " 2>&1")
-            .c_str(),
-        "r");
+    FILE* pipe =
+        popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+               testing::admin_tool_flags(address_, "supervisor/e2e") + " " + command + " 2>&1")
+                  .c_str(),
+              "r");
     if (pipe == nullptr) return {-1, ""};
     std::string printed;
     char chunk[512];

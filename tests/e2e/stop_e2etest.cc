@@ -20,11 +20,13 @@
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 namespace pb = ::jackpot::v1;
 
@@ -133,9 +135,9 @@ Running start(const std::string& dsn, const std::string& floor, std::vector<std:
   EXPECT_TRUE(line && std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),")))
       << running.process->stderr_text();
   if (!match.empty()) {
-    running.channel = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+    running.channel = channel_as(match[1], "table/T1");
     running.table = pb::TableService::NewStub(running.channel);
-    running.admin = pb::AdminService::NewStub(running.channel);
+    running.admin = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
   }
   return running;
 }

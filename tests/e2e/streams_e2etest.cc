@@ -15,11 +15,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -184,7 +186,8 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "w-
     ASSERT_TRUE(line) << daemon_->stderr_text();
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
-    channel_ = grpc::CreateChannel(match[1], grpc::InsecureChannelCredentials());
+    address_ = match[1];
+    channel_ = channel_as(address_, "table/T1");
     table_ = pb::TableService::NewStub(channel_);
   }
   void TearDown() override {
@@ -198,6 +201,7 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "w-
   TestDatabase database_;
   std::string floor_;
   std::unique_ptr<DaemonProcess> daemon_;
+  std::string address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::TableService::Stub> table_;
 };
@@ -264,7 +268,9 @@ TEST_F(StreamsEndToEnd, StreamsHoldNoThreadAndEndCleanlyOnSigterm) {
 // Reflection is off unless asked for: a tool cannot take the synchronous threads with it.
 TEST_F(StreamsEndToEnd, ReflectionIsOffByDefault) {
   ASSERT_NO_FATAL_FAILURE(start({}));
-  auto stub = grpc::reflection::v1alpha::ServerReflection::NewStub(channel_);
+  // Asked as an admin, the one role reflection is for (access_rules.h).
+  auto stub =
+      grpc::reflection::v1alpha::ServerReflection::NewStub(channel_as(address_, "admin/e2e"));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + 5s);
   auto stream = stub->ServerReflectionInfo(&context);

@@ -18,11 +18,13 @@
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/test_pki.h"
 
 namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
@@ -104,9 +106,8 @@ class TableServiceEndToEnd : public ::testing::Test {
     std::smatch match;
     ASSERT_TRUE(std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) << *line;
     address_ = match[1];
-    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
-    table_ = pb::TableService::NewStub(channel);
-    admin_ = pb::AdminService::NewStub(channel);
+    tables_ = std::make_unique<testing::StubsByPrincipal<pb::TableService>>(address_);
+    admin_ = pb::AdminService::NewStub(channel_as(address_, "admin/e2e"));
   }
   void TearDown() override {
     daemon_->send_signal(SIGTERM);
@@ -118,14 +119,15 @@ class TableServiceEndToEnd : public ::testing::Test {
   grpc::Status call(Call method, const Request& request, Response* response) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 10s);
-    return ((*table_).*method)(&context, request, response);
+    return ((tables_->for_table(request.table_id())).*method)(&context, request, response);
   }
 
   // Runs jackpotd-admin against the daemon: its exit code and what it printed.
   std::pair<int, std::string> admin(const std::string& command) {
-    FILE* pipe = popen(
-        (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " " + command).c_str(),
-        "r");
+    FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+                        testing::admin_tool_flags(address_, "admin/e2e") + " " + command)
+                           .c_str(),
+                       "r");
     if (pipe == nullptr) return {-1, ""};
     std::string printed;
     char chunk[512];
@@ -145,7 +147,7 @@ class TableServiceEndToEnd : public ::testing::Test {
   std::string address_;
   std::string floor_;
   std::unique_ptr<DaemonProcess> daemon_;
-  std::unique_ptr<pb::TableService::Stub> table_;
+  std::unique_ptr<testing::StubsByPrincipal<pb::TableService>> tables_;  // Each as itself.
   std::unique_ptr<pb::AdminService::Stub> admin_;
 };
 
@@ -268,8 +270,10 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
             level.end_micros());
 
   // The operator's command line prints the same report and exits 0 when everything balances.
-  FILE* pipe = popen(
-      (std::string(JACKPOTD_ADMIN_BINARY) + " --target " + address_ + " report").c_str(), "r");
+  FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+                      testing::admin_tool_flags(address_, "admin/e2e") + " report")
+                         .c_str(),
+                     "r");
   ASSERT_NE(pipe, nullptr);
   std::string printed;
   char chunk[512];
@@ -404,7 +408,7 @@ TEST_F(TableServiceEndToEnd, TablesHearWhenAnOperatorClosesTheLink) {
   grpc::ClientContext watch_context;
   pb::WatchLinkStatusRequest watch;
   watch.set_table_id("T2");
-  auto stream = table_->WatchLinkStatus(&watch_context, watch);
+  auto stream = tables_->for_table(watch.table_id()).WatchLinkStatus(&watch_context, watch);
   pb::LinkStatusUpdate update;
   ASSERT_TRUE(stream->Read(&update));
   EXPECT_EQ(update.link_id(), "e2e-link");
@@ -436,8 +440,8 @@ TEST_F(TableServiceEndToEnd, TablesHearWhenAnOperatorClosesTheLink) {
   EXPECT_TRUE(call(&pb::TableService::Stub::OpenRound, open, &opened).ok());
   watch_context.TryCancel();
 
-  // Each change is on record with its reason and its caller (the peer, until mutual TLS names
-  // callers), and so is the floor the daemon started with.
+  // Each change is on record with its reason and its caller (the principal its certificate
+  // names), and so is the floor the daemon started with.
   auto db = database_.connect();
   pqxx::read_transaction tx(*db);
   const auto changes = tx.exec(
@@ -447,8 +451,7 @@ TEST_F(TableServiceEndToEnd, TablesHearWhenAnOperatorClosesTheLink) {
   EXPECT_EQ(changes[0][0].as<std::string>(), "closed");
   EXPECT_EQ(changes[1][0].as<std::string>(), "open");
   EXPECT_EQ(changes[0][1].as<std::string>(), "sign maintenance");
-  EXPECT_EQ(changes[0][2].as<std::string>().rfind("unauthenticated ipv4:127.0.0.1:", 0), 0U)
-      << changes[0][2].as<std::string>();
+  EXPECT_EQ(changes[0][2].as<std::string>(), "admin/e2e");
   EXPECT_EQ(tx.exec1("SELECT count(*) FROM floor_versions")[0].as<int>(), 1);
   EXPECT_EQ(tx.exec1("SELECT detail->>'floor_version' FROM audit_log WHERE action = "
                      "'daemon.start'")[0]

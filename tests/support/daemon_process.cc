@@ -9,12 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "tests/support/test_pki.h"
 
 extern char** environ;
 
@@ -37,7 +40,23 @@ std::string DaemonProcess::binary_path() {
   return path;
 }
 
-DaemonProcess::DaemonProcess(const std::vector<std::string>& args) {
+namespace {
+
+std::vector<std::string> with_transport(std::vector<std::string> args) {
+  const bool chosen = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg.rfind("--plaintext", 0) == 0 || arg.rfind("--tls-", 0) == 0 || arg == "--help" ||
+           arg == "--version";
+  });
+  if (chosen) return args;
+  const auto tls = TestPki::site().daemon_args();
+  args.insert(args.end(), tls.begin(), tls.end());
+  return args;
+}
+
+}  // namespace
+
+DaemonProcess::DaemonProcess(const std::vector<std::string>& given) {
+  const std::vector<std::string> args = with_transport(given);
   char stderr_template[] = "/tmp/jackpotd-e2e-stderr.XXXXXX";
   const int stderr_fd = mkstemp(stderr_template);
   if (stderr_fd < 0) throw std::runtime_error("mkstemp failed");

@@ -14,6 +14,8 @@ namespace jackpot::testing {
 // object goes away.
 class DaemonProcess {
  public:
+  // Serves mutual TLS with the test site's certificates (TestPki::site()) unless `args` choose
+  // the transport themselves (--plaintext, --tls-*) or only ask for --help or --version.
   explicit DaemonProcess(const std::vector<std::string>& args);
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
