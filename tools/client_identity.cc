@@ -31,7 +31,7 @@ class NamePrincipal final : public grpc::experimental::Interceptor {
   }
 
  private:
-  const std::string& principal_;
+  const std::string principal_;
 };
 
 class NamePrincipalFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {

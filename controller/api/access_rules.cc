@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "controller/limits/request_limits.h"
+
 namespace jackpot {
 namespace {
 
@@ -71,12 +73,7 @@ std::optional<Principal> principal_from_common_name(std::string_view common_name
   if (slash == std::string_view::npos) return std::nullopt;
   const std::string_view role = common_name.substr(0, slash);
   const std::string_view id = common_name.substr(slash + 1);
-  if (id.empty() || common_name.size() > kMaxCommonNameBytes) return std::nullopt;
-  const bool plain = std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-  });
-  if (!plain) return std::nullopt;
+  if (common_name.size() > kMaxCommonNameBytes || !is_principal_id(id)) return std::nullopt;
   for (const Role known : {Role::table, Role::sign, Role::supervisor, Role::admin}) {
     if (role == to_string(known)) return Principal{known, std::string(id)};
   }

@@ -3,40 +3,95 @@
 #include <utility>
 
 #include "controller/limits/request_limits.h"
+#include "meters/digest.h"
 
 namespace jackpot {
+namespace {
+
+std::size_t count_certificates(std::string_view pem) {
+  std::size_t count = 0;
+  for (std::size_t at = pem.find("-----BEGIN"); at != std::string_view::npos;
+       at = pem.find("-----BEGIN", at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+CertificateRefusal with_name(CertificateRefusal refusal) {
+  refusal.detail = std::string(to_string(refusal.reason)) + ": " + refusal.detail;
+  return refusal;
+}
+
+}  // namespace
 
 CallAuthorization::CallAuthorization(std::optional<ClientCertificates> site_ca)
-    : site_ca_(std::move(site_ca)) {}
+    : plaintext_(!site_ca.has_value()),
+      site_ca_(site_ca ? std::make_shared<const ClientCertificates>(std::move(*site_ca))
+                       : nullptr) {}
 
 void CallAuthorization::replace_site_ca(ClientCertificates site_ca) {
+  auto replacement = std::make_shared<const ClientCertificates>(std::move(site_ca));
   const std::lock_guard lock(mutex_);
-  site_ca_ = std::move(site_ca);
+  site_ca_ = std::move(replacement);
+  ++generation_;
   verdicts_.clear();
 }
 
 Result<CertifiedPrincipal, CertificateRefusal> CallAuthorization::certified(
     const CallFacts& call, std::int64_t unix_seconds) {
   if (call.certificate_pem.empty()) {
-    return CertificateRefusal{AccessRefusal::no_certificate,
-                              "no client certificate: jackpotd serves callers with a certificate "
-                              "of the site's CA only"};
+    return with_name({AccessRefusal::no_certificate,
+                      "no client certificate: jackpotd serves callers with a certificate of the "
+                      "site's CA only"});
   }
-  std::string key(call.certificate_pem);
-  for (const std::string& pem : call.chain_pems) key.append("\n").append(pem);
+  std::size_t bytes = call.certificate_pem.size();
+  std::size_t certificates = count_certificates(call.certificate_pem);
+  for (const std::string& pem : call.chain_pems) {
+    bytes += pem.size();
+    certificates += count_certificates(pem);
+  }
+  if (bytes > kMaxCertificateBytes || certificates > kMaxChainCertificates + 1) {
+    return with_name({AccessRefusal::certificate_untrusted,
+                      "the client certificate and its chain are larger than jackpotd reads (" +
+                          std::to_string(kMaxCertificateBytes) + " bytes of PEM, " +
+                          std::to_string(kMaxChainCertificates) + " intermediates)"});
+  }
+  std::string sent(call.certificate_pem);
+  for (const std::string& pem : call.chain_pems) sent.append("\n").append(pem);
+  const Sha256Digest digest = sha256(sent);
+  std::string key(digest.begin(), digest.end());
+
+  std::shared_ptr<const ClientCertificates> site_ca;
+  std::uint64_t generation = 0;
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto kept = verdicts_.find(key); kept != verdicts_.end() &&
+                                               kept->second.from_unix_seconds <= unix_seconds &&
+                                               unix_seconds < kept->second.until_unix_seconds) {
+      if (kept->second.certified) return *kept->second.certified;
+      return kept->second.refusal;
+    }
+    site_ca = site_ca_;
+    generation = generation_;
+  }
+  // The signature check, outside the lock: other calls go on meanwhile.
+  auto checked = site_ca->principal(call.certificate_pem, call.chain_pems, unix_seconds);
+  Verdict verdict;
+  verdict.from_unix_seconds = unix_seconds;
+  if (checked.ok()) {
+    verdict.certified = *checked;
+    verdict.until_unix_seconds = checked->valid_until_unix_seconds;
+  } else {
+    verdict.refusal = with_name(checked.error());
+    verdict.until_unix_seconds = unix_seconds + kRefusalKeptSeconds;
+  }
   const std::lock_guard lock(mutex_);
-  if (const auto kept = verdicts_.find(key);
-      kept != verdicts_.end() && unix_seconds <= kept->second.valid_until_unix_seconds) {
-    return kept->second;
+  if (generation == generation_) {  // Not for a CA replaced meanwhile.
+    if (verdicts_.size() >= kMaxKeptVerdicts) verdicts_.clear();
+    verdicts_.insert_or_assign(std::move(key), verdict);
   }
-  auto verdict = site_ca_->principal(call.certificate_pem, call.chain_pems, unix_seconds);
-  if (!verdict.ok()) {
-    verdicts_.erase(key);  // Expired since it was kept.
-    return verdict;
-  }
-  if (verdicts_.size() >= kMaxKeptVerdicts) verdicts_.clear();
-  verdicts_.insert_or_assign(std::move(key), *verdict);
-  return verdict;
+  if (verdict.certified) return *verdict.certified;
+  return verdict.refusal;
 }
 
 Result<Principal, CallRefusal> CallAuthorization::decide(const CallFacts& call,
@@ -47,7 +102,7 @@ Result<Principal, CallRefusal> CallAuthorization::decide(const CallFacts& call,
         call.named_principal ? principal_from_common_name(*call.named_principal) : std::nullopt;
     if (!named) {
       return CallRefusal{AccessRefusal::not_a_principal,
-                         "plaintext development mode: name the caller in the " +
+                         "not_a_principal: plaintext development mode: name the caller in the " +
                              std::string(kPrincipalMetadata) +
                              " metadata (table/<id>, sign/<id>, supervisor/<name> or "
                              "admin/<name>)"};
@@ -61,10 +116,11 @@ Result<Principal, CallRefusal> CallAuthorization::decide(const CallFacts& call,
   if (const auto refusal = method_refusal(caller, call.method)) {
     // A method of the access table is named in full; any other is the caller's text.
     if (*refusal == AccessRefusal::unknown_method) {
-      return CallRefusal{*refusal, "no principal may call " + quote_prefix(call.method)};
+      return CallRefusal{*refusal,
+                         "unknown_method: no principal may call " + quote_prefix(call.method)};
     }
-    return CallRefusal{*refusal,
-                       to_string(caller) + " may not call '" + std::string(call.method) + "'"};
+    return CallRefusal{*refusal, "role_not_allowed: " + quote_prefix(to_string(caller)) +
+                                     " may not call '" + std::string(call.method) + "'"};
   }
   return caller;
 }

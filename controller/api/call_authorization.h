@@ -8,10 +8,15 @@
 // (client_certificates.h). In plaintext development mode there is no certificate and nothing is
 // proven: the caller names its principal in the `jackpot-principal` metadata, and the same rules
 // apply to the principal it names.
+//
+// The TLS handshake accepts any client certificate (so that a refused caller hears why), so what
+// anyone on the network may send is bounded here: a certificate with its chain is at most
+// kMaxCertificateBytes of PEM in at most kMaxChainCertificates certificates, and every verdict,
+// good or bad, is kept (by the SHA-256 of what was sent), so that calls on a connection cost one
+// check, not one each. The check runs outside the lock that guards the kept verdicts.
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,7 +44,7 @@ struct CallFacts {
 
 struct CallRefusal {
   AccessRefusal reason = AccessRefusal::no_certificate;
-  std::string detail;  // For the caller and the log.
+  std::string detail;  // For the caller and the log; starts with the refusal's name.
 };
 
 class CallAuthorization {
@@ -55,21 +60,33 @@ class CallAuthorization {
   // are dropped. Not for plaintext mode.
   void replace_site_ca(ClientCertificates site_ca);
 
-  bool plaintext_mode() const { return !site_ca_.has_value(); }
+  bool plaintext_mode() const { return plaintext_; }
 
+  // The most PEM a client's certificate and chain may hold together, and the most certificates.
+  static constexpr std::size_t kMaxCertificateBytes = 16 * 1024;
+  static constexpr std::size_t kMaxChainCertificates = 4;
   // Verdicts kept at most: when full, all are dropped and checked again.
   static constexpr std::size_t kMaxKeptVerdicts = 4096;
+  // How long a refusal of a certificate is kept before it is checked again.
+  static constexpr std::int64_t kRefusalKeptSeconds = 60;
 
  private:
+  struct Verdict {
+    std::optional<CertifiedPrincipal> certified;  // Empty: refused.
+    CertificateRefusal refusal;
+    // Kept for calls from the time it was checked until before this (a clock set back checks
+    // again).
+    std::int64_t from_unix_seconds = 0;
+    std::int64_t until_unix_seconds = 0;
+  };
   Result<CertifiedPrincipal, CertificateRefusal> certified(const CallFacts& call,
                                                            std::int64_t unix_seconds);
 
-  // A certificate chain passes or fails the same way until the CA changes or it expires: each
-  // call of a connection would otherwise pay for a signature check. Keyed by the certificate
-  // and chain as sent.
-  std::mutex mutex_;
-  std::optional<ClientCertificates> site_ca_;  // Empty in plaintext mode.
-  std::unordered_map<std::string, CertifiedPrincipal> verdicts_;
+  const bool plaintext_;
+  std::mutex mutex_;  // Guards the three below; never held during a certificate check.
+  std::shared_ptr<const ClientCertificates> site_ca_;
+  std::uint64_t generation_ = 0;                       // Counts CA replacements.
+  std::unordered_map<std::string, Verdict> verdicts_;  // By SHA-256 of certificate and chain.
 };
 
 }  // namespace jackpot

@@ -145,7 +145,7 @@ pb::LinkStatus link_status(LinkStatus status) {
 
 // Who is calling, for the record: the principal the transport let through
 // (transport_security.h). The wrappers every method runs in refuse a call without one first
-// (refused_unidentified), so "unidentified" is never recorded.
+// (unidentified()), so "unidentified" is never recorded.
 std::string caller(const grpc::ServerContextBase& context) {
   const auto principal = call_principal(context);
   return principal ? to_string(*principal) : std::string("unidentified");
@@ -155,7 +155,8 @@ std::string caller(const grpc::ServerContextBase& context) {
 // transport checked the same certificate), refused rather than served without a name.
 Status unidentified() {
   return Status(StatusCode::UNAUTHENTICATED,
-                "jackpotd cannot read the principal of this call from its certificate");
+                "not_a_principal: jackpotd cannot read the principal of this call from its "
+                "certificate");
 }
 
 // The one rule that needs the request: a table acts only for the table its certificate names
@@ -166,8 +167,9 @@ std::optional<Status> refused_acting(const grpc::ServerContextBase& context,
                                      const RefusalObserver& refused) {
   const auto principal = call_principal(context);
   if (!principal) {
-    if (refused) refused(AccessRefusal::not_a_principal);
-    return unidentified();
+    const Status status = unidentified();
+    if (refused) refused(AccessRefusal::not_a_principal, status.error_message());
+    return status;
   }
   std::string named;
   if (const std::string_view field = caller_field(method); !field.empty()) {
@@ -177,11 +179,12 @@ std::optional<Status> refused_acting(const grpc::ServerContextBase& context,
   }
   const auto refusal = acting_refusal(*principal, method, named);
   if (!refusal) return std::nullopt;
-  if (refused) refused(*refusal);
-  return Status(StatusCode::PERMISSION_DENIED, to_string(*principal) + " may act only for " +
-                                                   std::string(to_string(principal->role)) + " " +
-                                                   principal->id + ", not for " +
-                                                   quote_prefix(named));
+  Status status(StatusCode::PERMISSION_DENIED,
+                "acts_for_another: " + quote_prefix(to_string(*principal)) +
+                    " may act only for its own " + std::string(to_string(principal->role)) +
+                    ", not for " + quote_prefix(named));
+  if (refused) refused(*refusal, status.error_message());
+  return status;
 }
 
 std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& field) {
@@ -984,9 +987,10 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
         [](const pb::RejectPayoutRequest&, pb::RejectPayoutResponse&) { return not_yet(); });
   }
   Status StreamedWatchPendingPayouts(
-      ServerContext*,
+      ServerContext* context,
       grpc::ServerSplitStreamer<pb::WatchPendingPayoutsRequest, pb::PayoutEvent>* stream) override {
     if (auto refusal = refused_before_start(gate_)) return *refusal;
+    if (!call_principal(*context)) return unidentified();
     pb::WatchPendingPayoutsRequest request;
     if (!stream->Read(&request)) return unparsable<pb::WatchPendingPayoutsRequest>();
     if (auto problem = request_problem(request)) {

@@ -87,6 +87,18 @@ Result<PemTexts, std::string> read_tls_files(const TlsFiles& files) {
       certificate_bio ? PEM_read_bio_X509(certificate_bio.get(), nullptr, nullptr, nullptr)
                       : nullptr,
       &X509_free);
+  // The intermediates after it must parse too: gRPC reads the whole chain, and keeps the old one
+  // (or fails the port) when it cannot.
+  bool chain_parses = x509 != nullptr;
+  while (chain_parses) {
+    std::unique_ptr<X509, decltype(&X509_free)> next(
+        PEM_read_bio_X509(certificate_bio.get(), nullptr, nullptr, nullptr), &X509_free);
+    if (next) continue;
+    const unsigned long error = ERR_peek_last_error();
+    chain_parses =
+        ERR_GET_LIB(error) == ERR_LIB_PEM && ERR_GET_REASON(error) == PEM_R_NO_START_LINE;
+    break;
+  }
   std::unique_ptr<BIO, decltype(&BIO_free)> key_bio(
       BIO_new_mem_buf(key->data(), static_cast<int>(key->size())), &BIO_free);
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> private_key(
@@ -95,6 +107,10 @@ Result<PemTexts, std::string> read_tls_files(const TlsFiles& files) {
   const bool pair = x509 && private_key && X509_check_private_key(x509.get(), private_key.get());
   ERR_pop_to_mark();
   if (!x509) return "the TLS certificate " + files.certificate + " is not a PEM certificate";
+  if (!chain_parses) {
+    return "the TLS certificate " + files.certificate +
+           " holds a PEM block after the first certificate that is not a certificate";
+  }
   if (!private_key) {
     return "the TLS key " + files.key + " is not a PEM private key (without a passphrase)";
   }
@@ -149,7 +165,7 @@ void authorize_call(void* state, grpc_auth_context* context, const grpc_metadata
     done(user_data, nullptr, 0, nullptr, 0, GRPC_STATUS_OK, nullptr);
     return;
   }
-  if (transport.refused) transport.refused(decision.error().reason);
+  if (transport.refused) transport.refused(decision.error().reason, decision.error().detail);
   done(user_data, nullptr, 0, nullptr, 0,
        unauthenticated(decision.error().reason) ? GRPC_STATUS_UNAUTHENTICATED
                                                 : GRPC_STATUS_PERMISSION_DENIED,

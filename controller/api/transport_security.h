@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "controller/api/access_rules.h"
 #include "meters/result.h"
@@ -36,8 +37,9 @@ struct TlsFiles {
   std::string client_ca;    // The site CA bundle that issues client certificates (PEM).
 };
 
-// Called for every refused call (from gRPC's threads), with why.
-using RefusalObserver = std::function<void(AccessRefusal)>;
+// Called for every refused call (from gRPC's threads), with why: the refusal and the message the
+// caller got (which names the principal and the method where known).
+using RefusalObserver = std::function<void(AccessRefusal, std::string_view detail)>;
 
 class ServerTransport {
  public:

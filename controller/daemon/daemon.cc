@@ -231,11 +231,28 @@ int wait_for_signal(const sigset_t& signals) {
   return signal_number;
 }
 
+// Every refused call is counted; and logged, at most one line per 10 s with how many were held
+// back, so that a caller cannot fill the log (the count says how many there were).
+RefusalObserver refusal_observer(DaemonMetrics& metrics) {
+  return [&metrics](AccessRefusal refusal, std::string_view detail) {
+    metrics.count_refusal(refusal);
+    static std::mutex mutex;
+    static LogThrottle throttle(std::chrono::seconds(10));
+    const std::lock_guard lock(mutex);
+    const auto verdict = throttle.offer(LogThrottle::Clock::now());
+    if (!verdict.write) return;
+    log_line("refused a call: " + std::string(detail) +
+             (verdict.held_back > 0
+                  ? " (and " + std::to_string(verdict.held_back) + " refusals not logged before it)"
+                  : ""));
+  };
+}
+
 // How the gRPC port is secured (transport_security.h), from the files given; null after logging
 // why when they cannot be used. Plaintext is announced loudly: no caller is authenticated.
 std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
                                                 DaemonMetrics& metrics) {
-  RefusalObserver refused = [&metrics](AccessRefusal refusal) { metrics.count_refusal(refusal); };
+  RefusalObserver refused = refusal_observer(metrics);
   metrics.set_plaintext(options.plaintext);
   if (options.plaintext) {
     log_line(
@@ -443,9 +460,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   StartGate gate;  // Outlives the services that read it.
-  GrpcServer serving = start_grpc_server(
-      options, *transport, [&metrics](AccessRefusal refusal) { metrics.count_refusal(refusal); },
-      host.get(), durability.get(), gate);
+  GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics), host.get(),
+                                         durability.get(), gate);
   if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;

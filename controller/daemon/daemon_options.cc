@@ -440,8 +440,9 @@ bool is_loopback_address(std::string_view host_port) {
     in6_addr address{};
     return inet_pton(AF_INET6, host.c_str(), &address) == 1 && IN6_IS_ADDR_LOOPBACK(&address);
   }
+  // gRPC's local credentials serve 127.0.0.1 and ::1 only, not the rest of 127.0.0.0/8.
   in_addr address{};
-  return inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
+  return inet_pton(AF_INET, host.c_str(), &address) == 1 && ntohl(address.s_addr) == 0x7f000001U;
 }
 
 std::optional<std::string> transport_problem(const DaemonOptions& options) {

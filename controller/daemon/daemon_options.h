@@ -91,8 +91,8 @@ std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& t
 // plaintext on a loopback address; an error that says what to give, or nothing.
 std::optional<std::string> transport_problem(const DaemonOptions& options);
 
-// Whether `host_port` (as --listen takes it) is on a loopback address: 127.0.0.0/8, [::1] or
-// localhost.
+// Whether `host_port` (as --listen takes it) is on the loopback address plaintext mode may use:
+// 127.0.0.1, [::1] or localhost (gRPC's local credentials accept nothing else).
 bool is_loopback_address(std::string_view host_port);
 
 // The --help text.

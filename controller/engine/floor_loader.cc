@@ -9,6 +9,7 @@
 #include <string>
 
 #include "controller/hands/text_format_errors.h"
+#include "controller/limits/request_limits.h"
 #include "jackpot/config/v1/floor.pb.h"
 
 namespace jackpot {
@@ -241,6 +242,11 @@ class FloorChecker {
     const std::string owner = "table " + quoted(proto.id());
     if (proto.id().empty()) {
       fail(entry.where, "the table has no id");
+    } else if (!is_principal_id(proto.id()) || proto.id().size() > kMaxTableIdBytes) {
+      // Its certificate names it (table/<id> in the common name): another id could never play.
+      fail(at(tree, field_of(descriptor, "id"), entry),
+           "table id " + quoted(proto.id()) + " cannot be named by a client certificate: at most " +
+               std::to_string(kMaxTableIdBytes) + " letters, digits, '.', '_' or '-'");
     } else {
       const auto [it, fresh] = table_line_.emplace(proto.id(), entry.line);
       if (!fresh) {

@@ -1,8 +1,16 @@
 #include "controller/limits/request_limits.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace jackpot {
+
+bool is_principal_id(std::string_view id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
 
 std::string quote_prefix(std::string_view text) {
   std::size_t cut = text.size();

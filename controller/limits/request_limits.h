@@ -28,6 +28,12 @@ inline constexpr int kMaxReceiveMessageBytes = 64 * 1024;
 // How much of a client's string an error message repeats.
 inline constexpr std::size_t kEchoPrefixBytes = 40;
 
+// A principal's id, as a client certificate's common name carries it after "ROLE/": letters,
+// digits, '.', '_' and '-', non-empty (access_rules.h). With "table/" it must fit X.509's 64 bytes
+// of common name, so a table a certificate can name has an id of at most kMaxTableIdBytes.
+bool is_principal_id(std::string_view id);
+inline constexpr std::size_t kMaxTableIdBytes = 64 - 6;
+
 // `text` as an error message may repeat it: quoted, at most kEchoPrefixBytes of it (cut on a
 // UTF-8 character boundary, control bytes as \xNN), and its full length when it was cut, e.g.
 // 'aaaa…' (1048576 bytes).

@@ -7,17 +7,19 @@ pki_ensure() {
   local root=$1 dir=$2
   shift 2
   "$root/ops/pki" ca "$dir" >/dev/null
-  [ -f "$dir/server.pem" ] || "$root/ops/pki" server "$dir" >/dev/null
+  if [ ! -f "$dir/server.pem" ] || [ ! -f "$dir/server.key" ]; then
+    "$root/ops/pki" server "$dir" --force >/dev/null
+  fi
   local -A missing=()
   local principal role id
   for principal in "$@"; do
     role=${principal%%/*}
     id=${principal#*/}
-    [ -f "$dir/$role-$id.pem" ] || missing[$role]+=" $id"
+    [ -f "$dir/$role-$id.pem" ] && [ -f "$dir/$role-$id.key" ] || missing[$role]+=" $id"
   done
   for role in "${!missing[@]}"; do
     # shellcheck disable=SC2086  # One argument per id.
-    "$root/ops/pki" client "$dir" "$role" ${missing[$role]} >/dev/null
+    "$root/ops/pki" client "$dir" "$role" ${missing[$role]} --force >/dev/null
   done
 }
 
@@ -29,11 +31,13 @@ pki_daemon_flags() {
 # The transport flags for the jackpotd binary $1 and the clients of it, with the certificates in
 # directory $2: mutual TLS, or plaintext for a build older than mutual TLS (it has nothing else).
 # One word per line, for mapfile.
+# (Its help is read whole first: grep -q would stop reading early, and under pipefail the
+# daemon's SIGPIPE would read as "no".)
 pki_daemon_transport() {
-  if "$1" --help | grep -q -- --tls-cert; then pki_daemon_flags "$2"; fi
+  if grep -q -- --tls-cert <<<"$("$1" --help)"; then pki_daemon_flags "$2"; fi
 }
 pki_client_transport() {
-  if "$1" --help | grep -q -- --tls-cert; then
+  if grep -q -- --tls-cert <<<"$("$1" --help)"; then
     printf '%s\n' --pki "$2"
   else
     printf '%s\n' --plaintext on

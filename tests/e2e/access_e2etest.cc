@@ -199,7 +199,8 @@ TEST_F(AccessEndToEnd, EveryRoleAgainstEveryRpc) {
         ++denied;
         EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
             << to_string(principal) << " " << method;
-        EXPECT_EQ(status.error_message(), to_string(principal) + " may not call '" + method + "'")
+        EXPECT_EQ(status.error_message(),
+                  "role_not_allowed: '" + to_string(principal) + "' may not call '" + method + "'")
             << to_string(principal) << " " << method;
       }
     }
@@ -212,7 +213,7 @@ TEST_F(AccessEndToEnd, EveryRoleAgainstEveryRpc) {
       call_bytes(channel_as(address_, "admin/ops"), "/jackpot.v1.AdminService/DropEverything", "");
   EXPECT_EQ(unknown.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(unknown.error_message(),
-            "no principal may call '/jackpot.v1.AdminService/DropEverything'");
+            "unknown_method: no principal may call '/jackpot.v1.AdminService/DropEverything'");
   EXPECT_EQ(refusals(AccessRefusal::unknown_method), 1);
   EXPECT_EQ(state(), before);
 }
@@ -230,7 +231,8 @@ TEST_F(AccessEndToEnd, ATableActsOnlyForItself) {
   grpc::ClientContext context;
   const grpc::Status status = t1->OpenRound(&context, open, &opened);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(status.error_message(), "table/T1 may act only for table T1, not for 'T2'");
+  EXPECT_EQ(status.error_message(),
+            "acts_for_another: 'table/T1' may act only for its own table, not for 'T2'");
 
   pb::VoidRoundRequest void_request;
   void_request.set_table_id("T2");
@@ -250,7 +252,8 @@ TEST_F(AccessEndToEnd, ATableActsOnlyForItself) {
   EXPECT_FALSE(stream->Read(&update));
   const grpc::Status watched = stream->Finish();
   EXPECT_EQ(watched.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(watched.error_message(), "table/T1 may act only for table T1, not for 'T2'");
+  EXPECT_EQ(watched.error_message(),
+            "acts_for_another: 'table/T1' may act only for its own table, not for 'T2'");
   EXPECT_EQ(refusals(AccessRefusal::acts_for_another), 3);
   EXPECT_EQ(state(), before);
 

@@ -244,7 +244,8 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   pb::OpenRoundResponse opened;
   auto status = table(&pb::TableService::Stub::OpenRound, open, &opened);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(status.error_message(), "table/T1 may act only for table T1, not for " + echoed);
+  EXPECT_EQ(status.error_message(),
+            "acts_for_another: 'table/T1' may act only for its own table, not for " + echoed);
 
   pb::LockWagersRequest lock;
   lock.set_table_id("T1");
@@ -297,7 +298,8 @@ TEST_F(RequestLimitsEndToEnd, ErrorsEchoAtMostAShortPrefixOfAClientsText) {
   EXPECT_FALSE(stream->Read(&update));
   status = stream->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(status.error_message(), "table/T1 may act only for table T1, not for " + echoed);
+  EXPECT_EQ(status.error_message(),
+            "acts_for_another: 'table/T1' may act only for its own table, not for " + echoed);
 }
 
 TEST_F(RequestLimitsEndToEnd, ARequestPastTheMessageSizeIsResourceExhaustedAndChangesNothing) {

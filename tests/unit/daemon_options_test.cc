@@ -252,3 +252,55 @@ TEST(DaemonOptions, ADatabasePasswordStaysOffTheCommandLine) {
 
 }  // namespace
 }  // namespace jackpot
+
+namespace jackpot {
+namespace {
+
+// Plaintext only where gRPC's local credentials serve: 127.0.0.1, ::1 and localhost.
+TEST(DaemonOptions, PlaintextIsForTheLoopbackAddressOnly) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"127.0.0.1:50051", true},    {"localhost:0", true},
+      {"[::1]:50051", true},        {"127.0.0.2:50051", false},
+      {"0.0.0.0:50051", false},     {"[::]:50051", false},
+      {"10.0.0.5:50051", false},    {"[::ffff:127.0.0.1]:1", false},
+      {"jackpot.lan:50051", false}, {"unix:/tmp/x:1", false},
+      {"127.0.0.1", false},         {"[::1:50051", false},
+  };
+  for (const auto& [address, loopback] : cases) {
+    EXPECT_EQ(is_loopback_address(address), loopback) << address;
+  }
+}
+
+// Mutual TLS needs all three files; plaintext excludes them and needs the loopback address;
+// without either jackpotd does not start.
+TEST(DaemonOptions, ATransportMustBeChosen) {
+  const auto problem = [](const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"--db", "dbname=y"};
+    all.insert(all.end(), args.begin(), args.end());
+    return transport_problem(parse_ok(all)).value_or("");
+  };
+  const std::string tls =
+      "jackpotd serves mutual TLS: give --tls-cert, --tls-key and "
+      "--tls-client-ca (ops/pki makes them), or --plaintext on for development "
+      "on a loopback address";
+  EXPECT_EQ(problem({}), tls);
+  EXPECT_EQ(problem({"--tls-cert", "c.pem", "--tls-key", "k.pem"}), tls);
+  EXPECT_EQ(problem({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-client-ca", "ca.pem"}),
+            "");
+  EXPECT_EQ(problem({"--plaintext", "on"}), "");
+  EXPECT_EQ(problem({"--plaintext", "on", "--tls-client-ca", "ca.pem"}),
+            "--plaintext on and TLS files: give one or the other");
+  EXPECT_EQ(
+      problem({"--plaintext", "on", "--listen", "0.0.0.0:50051"})
+          .rfind("--plaintext on is for development on this machine only: --listen 0.0.0.0:50051 "
+                 "is not a loopback address",
+                 0),
+      0U);
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--plaintext", "yes"}),
+            "--plaintext: expected 'on' or 'off', got 'yes'");
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--tls-cert", ""}),
+            "--tls-cert: expected a file name, got nothing");
+}
+
+}  // namespace
+}  // namespace jackpot

@@ -344,6 +344,17 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"DuplicateTableId",
                   kLink + "\n" + kTable + "\n" + kTable,
                   {"f:3:10: duplicate table id 'T' (first at line 2)"}},
+        // A table a client certificate could not name (table/<id> in at most 64 bytes).
+        ErrorCase{"TableIdNoCertificateCanName",
+                  kLink + "\n" + R"(tables { id: "T 1" )" + kHuh + " " + kOnL + " }",
+                  {"f:2:10: table id 'T 1' cannot be named by a client certificate: at most 58 "
+                   "letters, digits, '.', '_' or '-'"}},
+        ErrorCase{"TableIdTooLongForACertificate",
+                  kLink + "\n" + "tables { id: \"" + std::string(59, 't') + "\" " + kHuh + " " +
+                      kOnL + " }",
+                  {"f:2:10: table id '" + std::string(59, 't') +
+                   "' cannot be named by a client certificate: at most 58 letters, digits, '.', "
+                   "'_' or '-'"}},
         // Amounts.
         ErrorCase{"BaseWager",
                   link_with(R"(base_wager: "1,00" )", ""),

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "controller/api/access_rules.h"
 #include "controller/engine/engine_types.h"
 
 namespace jackpot {
@@ -36,6 +37,13 @@ TEST(RefusalNames, EveryRefusalHasItsOwnNameAndARowInTheDocs) {
         << name << " has no row in docs/refusals.md";
   }
   EXPECT_GE(count, 39);
+  // The refusals of who may call what (controller/api/access_rules.h), named the same way.
+  for (const AccessRefusal refusal : kAccessRefusals) {
+    const std::string name(to_string(refusal));
+    EXPECT_TRUE(names.insert(name).second) << name << " names two refusals";
+    EXPECT_NE(doc.find("| `" + name + "` |"), std::string::npos)
+        << name << " has no row in docs/refusals.md";
+  }
   // No row for a refusal that does not exist.
   std::size_t rows = 0;
   for (std::size_t at = doc.find("\n| `"); at != std::string::npos;
