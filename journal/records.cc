@@ -34,13 +34,24 @@ void Records::clear() {
   balance_snapshots.clear();
   adjustments.clear();
   rebases.clear();
+  payout_decisions.clear();
 }
 
 bool Records::empty() const {
   return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
          payouts.empty() && answers.empty() && dynamic_pays.empty() && hits.empty() &&
          link_statuses.empty() && balance_snapshots.empty() && adjustments.empty() &&
-         rebases.empty();
+         rebases.empty() && payout_decisions.empty();
+}
+
+std::string_view to_string(PayoutDecision decision) {
+  switch (decision) {
+    case PayoutDecision::approve:
+      return "approve";
+    case PayoutDecision::reject:
+      return "reject";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(RoundPhase phase) {

@@ -205,6 +205,23 @@ struct MeterAdjustmentRecord {
   friend bool operator==(const MeterAdjustmentRecord&, const MeterAdjustmentRecord&) = default;
 };
 
+// A supervisor's decision on a pending payout (SupervisorService.ApprovePayout, RejectPayout).
+enum class PayoutDecision : std::uint8_t { approve, reject };
+
+std::string_view to_string(PayoutDecision decision);
+
+// A decision as applied, with the caller's request id: what a repeat of the request id answers.
+// Its payout event in the journal carries the request id.
+struct PayoutDecisionRecord {
+  std::string request_id;  // The caller's idempotency key.
+  PayoutId payout;
+  PayoutDecision decision = PayoutDecision::approve;
+  std::string supervisor;  // The caller's principal.
+  std::string reason;      // Why, for a rejection; empty for an approval.
+  Payout answer;           // The payout as the decision left it.
+  friend bool operator==(const PayoutDecisionRecord&, const PayoutDecisionRecord&) = default;
+};
+
 // Why the sequencer recorded a balance snapshot.
 enum class SnapshotReason : std::uint8_t { start, recovery, stop, interval, request };
 
@@ -257,6 +274,7 @@ struct Records {
   std::vector<BalanceSnapshotRecord> balance_snapshots;
   std::vector<MeterAdjustmentRecord> adjustments;
   std::vector<RoundCounterRebaseRecord> rebases;
+  std::vector<PayoutDecisionRecord> payout_decisions;  // Each with its payout in `payouts`.
 
   void clear();
   bool empty() const;

@@ -285,7 +285,8 @@ class BatchRows::Table {
     std::string& array = arrays_[i];
     if (array.empty()) array.resize(kArrayHeader);  // Written by finish_binary().
     if constexpr (std::is_same_v<T, std::optional<std::int64_t>> ||
-                  std::is_same_v<T, std::optional<Bytea>>) {
+                  std::is_same_v<T, std::optional<Bytea>> ||
+                  std::is_same_v<T, std::optional<std::string_view>>) {
       if (!value) {
         put_be32(array, 0xFFFF'FFFFU);  // Length -1: NULL.
         has_null_ |= 1U << i;
@@ -424,7 +425,8 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                                {"seq", "integer"},
                                                {"state", "text"},
                                                {"supervisor", "text"},
-                                               {"reason", "text"}});
+                                               {"reason", "text"},
+                                               {"request_id", "text"}});
   dynamic_pays_ = add_table("dynamic_pays", {{"round_key", "bigint"},
                                              {"link_id", "text"},
                                              {"row_index", "integer"},
@@ -617,8 +619,13 @@ void BatchRows::add_payouts(const Records& records) {
     const std::string supervisor = payout.state == PayoutState::rejected ? payout.rejected_by
                                    : approvals > 0                       ? payout.approved_by.back()
                                                                          : "";
+    // The decision that wrote this event, if a supervisor's: its request id goes with it.
+    std::optional<std::string_view> request_id;
+    for (const PayoutDecisionRecord& decision : records.payout_decisions) {
+      if (decision.payout == payout.id) request_id = decision.request_id;
+    }
     payout_events_->add(static_cast<std::int64_t>(payout.id.value()), seq, state, supervisor,
-                        payout.rejected_reason);
+                        payout.rejected_reason, request_id);
   }
 }
 

@@ -256,6 +256,64 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
   }
 }
 
+// Every supervisor's decision with a request id (rare: payouts above a link's approval
+// threshold), each with its answer: the payout as the decision left it, rebuilt from the payout
+// and its events up to the decision's.
+void load_payout_decisions(pqxx::transaction_base& tx, StoredState& state) {
+  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::string>>> approvals;
+  for (const auto& row :
+       tx.exec("SELECT payout_id, seq, supervisor FROM payout_events WHERE supervisor <> '' AND "
+               "state IN ('approved', 'paid') AND payout_id IN (SELECT payout_id FROM "
+               "payout_events WHERE request_id IS NOT NULL) ORDER BY payout_id, seq")) {
+    approvals[u64(row[0])].emplace_back(row[1].as<std::int64_t>(), row[2].as<std::string>());
+  }
+  for (const auto& row : tx.exec(
+           "SELECT e.request_id, e.payout_id, e.seq, e.state, e.supervisor, e.reason, p.table_id, "
+           "p.round_id, p.seat, p.link_id, p.kind, p.level, p.hand, p.amount_micros, "
+           "p.approvals_required, p.award_transfer_id, "
+           "(extract(epoch FROM p.created_at) * 1000000)::bigint, p.epoch "
+           "FROM payout_events e JOIN payouts p ON p.payout_id = e.payout_id "
+           "WHERE e.request_id IS NOT NULL ORDER BY e.request_id COLLATE \"C\"")) {
+    PayoutDecisionRecord decision;
+    decision.request_id = row[0].as<std::string>();
+    decision.payout = PayoutId(u64(row[1]));
+    const std::int64_t seq = row[2].as<std::int64_t>();
+    const std::string event = row[3].as<std::string>();
+    decision.supervisor = row[4].as<std::string>();
+    Payout& payout = decision.answer;
+    payout.id = decision.payout;
+    payout.table = TableId(row[6].as<std::string>());
+    payout.round = RoundId(u64(row[7]));
+    payout.seat = u32(row[8]);
+    payout.link = LinkId(row[9].as<std::string>());
+    payout.kind =
+        named(row[10].as<std::string>(), AwardKind::envy, [](AwardKind v) { return to_string(v); });
+    payout.level = u32(row[11]);
+    payout.hand = Name(row[12].as<std::string>());
+    payout.amount = Money::from_micros(row[13].as<std::int64_t>());
+    payout.approvals_required = u32(row[14]);
+    payout.award_transfer = TransferId(u64(row[15]));
+    payout.created_us = row[16].as<std::int64_t>();
+    payout.epoch = u64(row[17]);
+    for (const auto& [approved_seq, supervisor] : approvals[payout.id.value()]) {
+      if (approved_seq <= seq) payout.approved_by.push_back(supervisor);
+    }
+    if (event == "rejected") {
+      decision.decision = PayoutDecision::reject;
+      decision.reason = row[5].as<std::string>();
+      payout.state = PayoutState::rejected;
+      payout.rejected_by = decision.supervisor;
+      payout.rejected_reason = decision.reason;
+    } else if (event == "approved" || event == "paid") {
+      payout.state = event == "paid" ? PayoutState::paid : PayoutState::pending;
+    } else {
+      throw std::runtime_error("payout " + std::to_string(payout.id.value()) + " has a '" + event +
+                               "' event with a request id: only decisions carry one");
+    }
+    state.payout_decisions.push_back(std::move(decision));
+  }
+}
+
 // Every adjustment: operators' rare corrections, all kept for replays of their request ids.
 void load_adjustments(pqxx::transaction_base& tx, StoredState& state) {
   for (const auto& row :
@@ -404,6 +462,7 @@ StoredState load_state(pqxx::connection& connection) {
   load_pending_payouts(tx, state);
   load_adjustments(tx, state);
   load_rebases(tx, state);
+  load_payout_decisions(tx, state);
   const auto counters = tx.exec1(
       "SELECT (SELECT coalesce(max(round_key), 0) FROM rounds), "
       "(SELECT coalesce(max(payout_id), 0) FROM payouts), "

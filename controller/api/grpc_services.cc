@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -300,6 +302,24 @@ void set_time(std::int64_t unix_us, google::protobuf::Timestamp& out) {
   out.set_nanos(static_cast<std::int32_t>(micros * 1'000));
 }
 
+void fill_payout(const Payout& payout, pb::Payout& out) {
+  out.set_payout_id(payout.id.value());
+  out.set_table_id(payout.table.value());
+  out.set_round_id(payout.round.value());
+  out.set_seat(payout.seat);
+  out.set_link_id(payout.link.value());
+  out.set_kind(award_kind(payout.kind));
+  out.set_level(payout.level);
+  out.set_hand(std::string(payout.hand.view()));
+  out.set_amount_cents(payout.amount.cents_floor());
+  out.set_state(payout_state(payout.state));
+  out.set_approvals_required(payout.approvals_required);
+  for (const std::string& supervisor : payout.approved_by) out.add_approved_by(supervisor);
+  set_time(payout.created_us, *out.mutable_created_time());
+  out.set_rejected_by(payout.rejected_by);
+  out.set_rejected_reason(payout.rejected_reason);
+}
+
 // A WatchLinkStatus call refused before it streams anything.
 class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
@@ -458,6 +478,214 @@ void StatusStreams::changed() {
     stream->pump();
     stream->release();
   }
+}
+
+class PayoutStream;
+
+// The payouts that wait for a supervisor as committed, and every WatchPendingPayouts stream. Fed
+// by the host's commit observer with committed batches only, so that a stream never shows a
+// payout or an approval that a failed commit takes back; the list starts as the engine holds it
+// when the service is made (recovered from the database, all of it committed).
+class PayoutFeed {
+ public:
+  PayoutFeed(StreamLimits limits, std::vector<Payout> pending) : slots_(limits) {
+    for (Payout& payout : pending) pending_.emplace(payout.id.value(), std::move(payout));
+  }
+
+  // Counts and keeps `stream` and hands it the list as it is now, in payout id order; the
+  // refusal's message when a bound is reached.
+  std::optional<std::string> add(PayoutStream* stream, const std::string& peer);
+  void remove(PayoutStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (streams_.erase(stream) > 0) slots_.give_back(peer);
+  }
+  // A committed batch (on the host's responder thread, in commit order): each payout that waits
+  // for a supervisor, new or changed, goes to every stream.
+  void committed(const std::vector<Records>& batch);
+  // The daemon is stopping (or a status changed): each stream looks at whether to finish.
+  void poke();
+
+ private:
+  // Holds every stream while it is told, outside the feed's lock.
+  template <typename Tell>
+  void tell_all(Tell tell);
+
+  std::mutex mutex_;
+  StreamSlots slots_;
+  std::map<std::uint64_t, Payout> pending_;
+  std::set<PayoutStream*> streams_;
+};
+
+// One supervisor's WatchPendingPayouts stream: the pending payouts of its links at once, then
+// each change, one write at a time, from a queue of at most kMaxQueued events (a client that
+// falls that far behind is finished RESOURCE_EXHAUSTED and reconnects for a fresh list);
+// finishes OK when the daemon stops. Deletes itself once gRPC is done with it and nothing holds
+// it.
+class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  static constexpr std::size_t kMaxQueued = 4096;
+
+  static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(EngineHost& host,
+                                                          std::shared_ptr<PayoutFeed> feed,
+                                                          std::set<std::string> links,
+                                                          std::string peer) {
+    auto* stream = new PayoutStream(host, feed, std::move(links), std::move(peer));
+    if (auto refused = feed->add(stream, stream->peer_)) {
+      delete stream;
+      return new RefusedStream(Status(StatusCode::RESOURCE_EXHAUSTED, *refused));
+    }
+    stream->pump();
+    return stream;
+  }
+
+  void hold() { holds_.fetch_add(1); }
+  void release() {
+    if (holds_.fetch_sub(1) == 1) delete this;
+  }
+
+  // Queues what the stream's links see; the feed calls it in commit order.
+  void push(const Payout& payout) {
+    if (!links_.empty() && links_.count(payout.link.value()) == 0) return;
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= kMaxQueued) {
+      overflowed_ = true;
+      return;
+    }
+    queue_.push_back(payout);
+  }
+
+  // Writes the next queued event, unless a write is under way (its end looks again); finishes
+  // when the daemon stops, the client cancels or the queue overflowed.
+  void pump() {
+    std::unique_lock lock(mutex_);
+    if (writing_ || finished_) return;
+    if (host_.stopping() || cancelled_ || overflowed_) {
+      finished_ = true;
+      const Status status =
+          cancelled_    ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
+          : overflowed_ ? Status(StatusCode::RESOURCE_EXHAUSTED,
+                                 "the watch fell more than " + std::to_string(kMaxQueued) +
+                                     " changes behind; watch again for the list as it is now")
+                        : Status::OK;
+      lock.unlock();
+      Finish(status);  // The last call on this object: OnDone may delete it.
+      return;
+    }
+    if (queue_.empty()) return;
+    next_.Clear();
+    fill_payout(queue_.front(), *next_.mutable_payout());
+    queue_.pop_front();
+    next_bytes_.Clear();
+    bool own_buffer = false;
+    if (!grpc::SerializationTraits<pb::PayoutEvent>::Serialize(next_, &next_bytes_, &own_buffer)
+             .ok()) {
+      finished_ = true;
+      lock.unlock();
+      Finish(Status(StatusCode::INTERNAL, "a payout event could not be serialised"));
+      return;
+    }
+    writing_ = true;
+    lock.unlock();
+    StartWrite(&next_bytes_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mutex_);
+      writing_ = false;
+      if (!ok) cancelled_ = true;
+    }
+    pump();
+  }
+  void OnCancel() override {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    pump();
+  }
+  void OnDone() override {
+    feed_->remove(this, peer_);
+    release();
+  }
+
+  const std::string& peer() const { return peer_; }
+
+ private:
+  PayoutStream(EngineHost& host, std::shared_ptr<PayoutFeed> feed, std::set<std::string> links,
+               std::string peer)
+      : host_(host), feed_(std::move(feed)), links_(std::move(links)), peer_(std::move(peer)) {}
+  ~PayoutStream() override = default;
+
+  EngineHost& host_;
+  std::shared_ptr<PayoutFeed> feed_;
+  const std::set<std::string> links_;  // Empty: every link.
+  const std::string peer_;
+  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
+  std::mutex mutex_;
+  std::deque<Payout> queue_;
+  pb::PayoutEvent next_;
+  grpc::ByteBuffer next_bytes_;
+  bool writing_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+  bool overflowed_ = false;
+};
+
+std::optional<std::string> PayoutFeed::add(PayoutStream* stream, const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  if (auto refused = slots_.take(peer)) return refused;
+  for (const auto& [id, payout] : pending_) stream->push(payout);
+  streams_.insert(stream);
+  return std::nullopt;
+}
+
+template <typename Tell>
+void PayoutFeed::tell_all(Tell tell) {
+  std::vector<PayoutStream*> told;
+  {
+    std::lock_guard lock(mutex_);
+    told.assign(streams_.begin(), streams_.end());
+    for (PayoutStream* stream : told) stream->hold();
+  }
+  for (PayoutStream* stream : told) {
+    tell(*stream);
+    stream->release();
+  }
+}
+
+void PayoutFeed::committed(const std::vector<Records>& batch) {
+  std::vector<Payout> changed;
+  std::vector<PayoutStream*> told;
+  {
+    std::lock_guard lock(mutex_);
+    for (const Records& records : batch) {
+      for (const Payout& payout : records.payouts) {
+        if (payout.approvals_required == 0) continue;  // Paid at once: no supervisor's.
+        if (payout.state == PayoutState::pending) {
+          pending_.insert_or_assign(payout.id.value(), payout);
+        } else {
+          pending_.erase(payout.id.value());
+        }
+        changed.push_back(payout);
+      }
+    }
+    if (changed.empty()) return;
+    // Queued under the feed's lock, so that a stream opening now gets the list before these.
+    told.assign(streams_.begin(), streams_.end());
+    for (PayoutStream* stream : told) {
+      for (const Payout& payout : changed) stream->push(payout);
+      stream->hold();
+    }
+  }
+  for (PayoutStream* stream : told) {
+    stream->pump();
+    stream->release();
+  }
+}
+
+void PayoutFeed::poke() {
+  tell_all([](PayoutStream& stream) { stream.pump(); });
 }
 
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
@@ -946,19 +1174,32 @@ class AdminServiceImpl final : public AdminServiceBase {
   const StartGate& gate_;
 };
 
-// The supervisor calls stay on the sync API like the admin calls, as streamed methods that read
-// their own request (serve_streamed_unary). Only RebaseRoundCounter is served for now: the payout
-// RPCs check their request, then answer UNIMPLEMENTED until the identity issue (#16) brings
-// supervisor principals.
+// The supervisor's unary calls stay on the sync API like the admin calls, as streamed methods
+// that read their own request (serve_streamed_unary); WatchPendingPayouts is on the callback API,
+// so that a stream holds no thread while it waits, and reads its own request (read_request).
 using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_RebaseRoundCounter<
     pb::SupervisorService::WithStreamedUnaryMethod_ApprovePayout<
         pb::SupervisorService::WithStreamedUnaryMethod_RejectPayout<
-            pb::SupervisorService::WithSplitStreamingMethod_WatchPendingPayouts<
+            pb::SupervisorService::WithRawCallbackMethod_WatchPendingPayouts<
                 pb::SupervisorService::Service>>>>;
 
 class SupervisorServiceImpl final : public SupervisorServiceBase {
  public:
-  SupervisorServiceImpl(EngineHost& host, const StartGate& gate) : host_(host), gate_(gate) {}
+  SupervisorServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits)
+      : host_(host),
+        gate_(gate),
+        feed_(std::make_shared<PayoutFeed>(
+            limits, host.read([](const Engine& engine) { return engine.pending_payouts(); }))) {
+    // Committed batches only reach the streams; the service may go before the host.
+    host_.observe_commits([weak = std::weak_ptr<PayoutFeed>(feed_)](
+                              const std::vector<Records>& batch, double, bool ok) {
+      if (!ok) return;
+      if (const auto feed = weak.lock()) feed->committed(batch);
+    });
+    host_.on_status_change([weak = std::weak_ptr<PayoutFeed>(feed_)] {
+      if (const auto feed = weak.lock()) feed->poke();
+    });
+  }
 
   Status StreamedRebaseRoundCounter(
       ServerContext* context,
@@ -976,7 +1217,12 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
       override {
     return serve_streamed_unary(
         gate_, *context, stream,
-        [](const pb::ApprovePayoutRequest&, pb::ApprovePayoutResponse&) { return not_yet(); });
+        [&](const pb::ApprovePayoutRequest& request, pb::ApprovePayoutResponse& response) {
+          return decide(
+              *context,
+              {request.request_id(), PayoutId(request.payout_id()), PayoutDecision::approve, ""},
+              *response.mutable_payout());
+        });
   }
   Status StreamedRejectPayout(
       ServerContext* context,
@@ -984,25 +1230,43 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
       override {
     return serve_streamed_unary(
         gate_, *context, stream,
-        [](const pb::RejectPayoutRequest&, pb::RejectPayoutResponse&) { return not_yet(); });
+        [&](const pb::RejectPayoutRequest& request, pb::RejectPayoutResponse& response) {
+          return decide(*context,
+                        {request.request_id(), PayoutId(request.payout_id()),
+                         PayoutDecision::reject, request.reason()},
+                        *response.mutable_payout());
+        });
   }
-  Status StreamedWatchPendingPayouts(
-      ServerContext* context,
-      grpc::ServerSplitStreamer<pb::WatchPendingPayoutsRequest, pb::PayoutEvent>* stream) override {
-    if (auto refusal = refused_before_start(gate_)) return *refusal;
-    if (!call_principal(*context)) return unidentified();
+  // The pending payouts of the links asked for (every link when none) at once, then each new
+  // payout that waits for a supervisor and each change of one, as committed.
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchPendingPayouts(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) override {
+    if (auto refusal = refused_before_start(gate_)) return new RefusedStream(*refusal);
+    if (!call_principal(*context)) return new RefusedStream(unidentified());
     pb::WatchPendingPayoutsRequest request;
-    if (!stream->Read(&request)) return unparsable<pb::WatchPendingPayoutsRequest>();
-    if (auto problem = request_problem(request)) {
-      return Status(StatusCode::INVALID_ARGUMENT, *problem);
+    if (auto refusal = read_request(*bytes, request)) return new RefusedStream(*refusal);
+    std::set<std::string> links;
+    for (const std::string& link : request.link_ids()) {
+      if (host_.read([&](const Engine& engine) { return engine.link(LinkId(link)); }) == nullptr) {
+        return new RefusedStream(
+            to_status({EngineError::unknown_link, "no link " + quote_prefix(link)}));
+      }
+      links.insert(link);
     }
-    return not_yet();
+    return PayoutStream::open(host_, feed_, std::move(links), peer_host(context->peer()));
   }
 
  private:
-  static Status not_yet() {
-    return Status(StatusCode::UNIMPLEMENTED,
-                  "payout approval is not served yet: it comes with supervisor identities");
+  // A supervisor's approval or rejection, as the caller's principal, answered once durable.
+  Status decide(const ServerContext& context, const PayoutDecisionRequest& command,
+                pb::Payout& out) {
+    const std::string supervisor = caller(context);  // A supervisor (access_rules.h).
+    const auto decided = host_.run([&](Engine& engine, Records& records) {
+      return engine.decide_payout(command, supervisor, records);
+    });
+    if (!decided) return to_status(decided.error());
+    fill_payout(*decided, out);
+    return Status::OK;
   }
 
   Status rebase_round_counter(const ServerContext& context,
@@ -1026,6 +1290,7 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
 
   EngineHost& host_;
   const StartGate& gate_;
+  std::shared_ptr<PayoutFeed> feed_;
 };
 
 }  // namespace
@@ -1046,8 +1311,9 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
   return std::make_unique<AdminServiceImpl>(host, reports, gate);
 }
 
-std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate) {
-  return std::make_unique<SupervisorServiceImpl>(host, gate);
+std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
+                                                       StreamLimits limits) {
+  return std::make_unique<SupervisorServiceImpl>(host, gate, limits);
 }
 
 }  // namespace jackpot

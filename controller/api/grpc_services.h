@@ -61,8 +61,10 @@ std::unique_ptr<grpc::Service> make_table_service(EngineHost& host, const StartG
 // `reports` may be null (no database): GetReconciliationReport is then UNAVAILABLE.
 std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, ReconciliationSource* reports,
                                                   const StartGate& gate);
-// RebaseRoundCounter (UNAVAILABLE until `gate` opens); the payout RPCs are UNIMPLEMENTED until
-// supervisor identities exist (#16).
-std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate);
+// Payout approval and rejection, the pending payouts stream and RebaseRoundCounter (UNAVAILABLE
+// until `gate` opens). WatchPendingPayouts streams beyond `limits` are refused
+// RESOURCE_EXHAUSTED.
+std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
+                                                       StreamLimits limits = {});
 
 }  // namespace jackpot

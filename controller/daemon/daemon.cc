@@ -28,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "controller/api/grpc_services.h"
 #include "controller/api/transport_security.h"
@@ -323,7 +324,8 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
         *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max},
         std::move(refused)));
     made.services.push_back(make_admin_service(*host, durability, gate));
-    made.services.push_back(make_supervisor_service(*host, gate));
+    made.services.push_back(make_supervisor_service(
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
   }
   for (const auto& service : made.services) builder.RegisterService(service.get());
   builder.AddListeningPort(options.listen_address, transport.credentials(), &made.port);
@@ -534,9 +536,17 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
         refresh_health();  // Besides each change: a backstop.
         // While the database is down the gauges keep their last durable values.
         if (const auto state = host->read_durable([](const Engine& engine) {
-              return std::pair{engine.meters(), engine.pending_payouts().size()};
+              const std::vector<Payout> pending = engine.pending_payouts();
+              std::int64_t oldest = 0;
+              for (const Payout& payout : pending) {
+                if (oldest == 0 || payout.created_us < oldest) oldest = payout.created_us;
+              }
+              return std::tuple{engine.meters(), pending.size(), oldest};
             })) {
-          metrics.observe_state(state->first, state->second);
+          metrics.observe_state(std::get<0>(*state), std::get<1>(*state), std::get<2>(*state),
+                                std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
         }
         lock.lock();
       } while (!poll_stop.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; }));

@@ -5,6 +5,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -118,6 +119,14 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                           .Help("Payouts waiting for a supervisor")
                           .Register(*registry_)
                           .Add({});
+  oldest_pending_payout_age_ =
+      &prometheus::BuildGauge()
+           .Name("jackpotd_pending_payout_oldest_age_seconds")
+           .Help(
+               "How long the oldest payout waiting for a supervisor has waited (0 when none "
+               "waits): an alert when a hit is left unpaid")
+           .Register(*registry_)
+           .Add({});
   start_time_seconds_ = &prometheus::BuildGauge()
                              .Name("jackpotd_start_time_seconds")
                              .Help("Unix time at which the daemon started serving")
@@ -192,12 +201,18 @@ void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double sec
 }
 
 void DaemonMetrics::observe_state(const std::vector<LevelMeterView>& meters,
-                                  std::size_t pending_payouts) {
+                                  std::size_t pending_payouts,
+                                  std::int64_t oldest_pending_created_us, std::int64_t now_us) {
   for (const LevelMeterView& view : meters) {
     meters_->Add({{"link", view.link.value()}, {"level", std::to_string(view.level)}})
         .Set(static_cast<double>(view.meter.micros()) / 1e6);
   }
   pending_payouts_->Set(static_cast<double>(pending_payouts));
+  oldest_pending_payout_age_->Set(
+      pending_payouts == 0
+          ? 0.0
+          : static_cast<double>(std::max<std::int64_t>(0, now_us - oldest_pending_created_us)) /
+                1e6);
 }
 
 void DaemonMetrics::set_start_time_now() {

@@ -32,8 +32,10 @@ class DaemonMetrics {
   // One commit of the group committer: its commands' records, its latency, whether it
   // committed. Rounds, contributions and awards are counted from committed records only.
   void observe_commit(const std::vector<Records>& batch, double seconds, bool ok);
-  // The engine's state now: every level's meter and the payouts waiting for a supervisor.
-  void observe_state(const std::vector<LevelMeterView>& meters, std::size_t pending_payouts);
+  // The engine's state now: every level's meter, and the payouts waiting for a supervisor with
+  // when the oldest of them was created (Unix microseconds; 0 when none waits) and now.
+  void observe_state(const std::vector<LevelMeterView>& meters, std::size_t pending_payouts,
+                     std::int64_t oldest_pending_created_us = 0, std::int64_t now_us = 0);
   // A call refused by the authorisation (any thread).
   void count_refusal(AccessRefusal refusal);
   // Whether the port serves plaintext (development) rather than mutual TLS.
@@ -58,6 +60,7 @@ class DaemonMetrics {
   prometheus::Family<prometheus::Counter>* meter_adjustments_;
   prometheus::Family<prometheus::Gauge>* meters_;
   prometheus::Gauge* pending_payouts_;
+  prometheus::Gauge* oldest_pending_payout_age_;
   std::vector<prometheus::Counter*> refusals_;  // By AccessRefusal.
   prometheus::Gauge* plaintext_;
   prometheus::Counter* tls_reloads_ok_;

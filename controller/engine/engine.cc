@@ -457,6 +457,11 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
       return refuse("re-base request id '" + rebase.request_id + "' twice");
     }
   }
+  for (const PayoutDecisionRecord& decision : snapshot.payout_decisions) {
+    if (!engine->payout_decisions_.emplace(decision.request_id, decision).second) {
+      return refuse("payout decision request id '" + decision.request_id + "' twice");
+    }
+  }
   for (const PendingPayout& pending : snapshot.pending) {
     const Payout& payout = pending.payout;
     const LinkState* link = engine->find_link(payout.link);
@@ -506,6 +511,8 @@ EngineSnapshot Engine::snapshot() const {
   }
   for (const auto& [id, adjustment] : adjustments_) snapshot.adjustments.push_back(adjustment);
   for (const auto& [id, rebase] : rebases_) snapshot.rebases.push_back(rebase);
+  for (const auto& [id, decision] : payout_decisions_)
+    snapshot.payout_decisions.push_back(decision);
   snapshot.last_round_key = last_round_key_;
   snapshot.last_payout_id = last_payout_id_;
   snapshot.last_draw_id = last_draw_id_;
@@ -1847,86 +1854,99 @@ Result<Payout*, EngineFailure> Engine::pending_payout(PayoutId id) {
   return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
 }
 
-Result<Payout, EngineFailure> Engine::approve_payout(PayoutId id, const std::string& supervisor,
-                                                     Records& out) {
-  auto found = pending_payout(id);
-  if (!found) return found.error();
-  Payout& payout = **found;
-  if (supervisor.empty())
-    return invalid(EngineError::requester_missing, "an approval needs the supervisor's name");
-  if (has_nul(supervisor))
+Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest& request,
+                                                    const std::string& supervisor, Records& out) {
+  // Checked in this order; the first failure answers and nothing changes.
+  const std::string& id = request.request_id;
+  if (id.empty() || id.size() > kMaxIdBytes || has_nul(id)) {
+    return invalid(EngineError::request_id_invalid,
+                   "a payout decision needs a request id of 1 to " + std::to_string(kMaxIdBytes) +
+                       " bytes without NUL characters; got " + quote_prefix(id));
+  }
+  if (supervisor.empty()) {
+    return invalid(EngineError::requester_missing, "a payout decision needs the supervisor's name");
+  }
+  if (has_nul(supervisor)) {
     return invalid(EngineError::requester_invalid,
                    "a supervisor's name may not contain NUL characters");
-  if (payout.state != PayoutState::pending) {
-    return failure(EngineError::payout_not_pending,
-                   "payout " + std::to_string(id.value()) + " is not pending");
   }
-  if (std::find(payout.approved_by.begin(), payout.approved_by.end(), supervisor) !=
-      payout.approved_by.end()) {
+  if (const auto it = payout_decisions_.find(id); it != payout_decisions_.end()) {
+    const PayoutDecisionRecord& first = it->second;
+    if (first.payout == request.payout && first.decision == request.decision &&
+        first.reason == request.reason && first.supervisor == supervisor) {
+      return first.answer;  // A replay: the first answer.
+    }
+    return failure(EngineError::replay_differs,
+                   "request id " + quote_prefix(id) + " was used for another decision (" +
+                       std::string(to_string(first.decision)) + " payout " +
+                       std::to_string(first.payout.value()) + " by " + first.supervisor + ")");
+  }
+  auto found = pending_payout(request.payout);
+  if (!found) return found.error();
+  Payout& payout = **found;
+  JACKPOT_INVARIANT(payout.state == PayoutState::pending, "a payout in memory is pending");
+  if (request.decision == PayoutDecision::reject) {
+    if (blank(request.reason)) {
+      return invalid(EngineError::reason_missing, "a rejection needs a reason (not blank)");
+    }
+    if (request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
+      return invalid(EngineError::reason_invalid,
+                     "a rejection's reason is at most " + std::to_string(kMaxReasonBytes) +
+                         " bytes, with no NUL characters (got " +
+                         std::to_string(request.reason.size()) + " bytes)");
+    }
+  } else if (!request.reason.empty()) {
+    return invalid(EngineError::reason_invalid, "an approval takes no reason");
+  }
+  if (request.decision == PayoutDecision::approve &&
+      std::find(payout.approved_by.begin(), payout.approved_by.end(), supervisor) !=
+          payout.approved_by.end()) {
     return failure(EngineError::already_approved, supervisor + " already approved payout " +
-                                                      std::to_string(id.value()) +
+                                                      std::to_string(request.payout.value()) +
                                                       "; it needs another supervisor");
   }
   LinkState& link = *find_link(payout.link);
-  if (payout.approved_by.size() + 1 >= payout.approvals_required) {
-    link.scratch.clear();
-    const Transfer& award = award_transfers_.at(id.value());
-    auto paid = link.link.pay_award(award, {award.origin.round, id.value()}, link.scratch);
-    if (!paid) {
-      return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
-                                                      std::string(to_string(paid.error())));
-    }
-    for (const Transfer& transfer : link.scratch) out.transfers.push_back({link.name, transfer});
-    link.scratch.clear();
-    payout.state = PayoutState::paid;
-  }
-  payout.approved_by.push_back(supervisor);
-  out.payouts.push_back(payout);
-  Payout answer = payout;
-  if (answer.state == PayoutState::paid) {
-    payouts_.erase(id.value());
-    award_transfers_.erase(id.value());
-  }
-  return answer;
-}
-
-Result<Payout, EngineFailure> Engine::reject_payout(PayoutId id, const std::string& supervisor,
-                                                    const std::string& reason, Records& out) {
-  auto found = pending_payout(id);
-  if (!found) return found.error();
-  Payout& payout = **found;
-  if (supervisor.empty())
-    return invalid(EngineError::requester_missing, "a rejection needs the supervisor's name");
-  if (has_nul(supervisor) || has_nul(reason)) {
-    return invalid(
-        has_nul(supervisor) ? EngineError::requester_invalid : EngineError::reason_invalid,
-        "a rejection's name and reason may not contain NUL characters");
-  }
-  if (reason.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return invalid(EngineError::reason_missing, "a rejection needs a reason");
-  }
-  if (payout.state != PayoutState::pending) {
-    return failure(EngineError::payout_not_pending,
-                   "payout " + std::to_string(id.value()) + " is not pending");
-  }
-  LinkState& link = *find_link(payout.link);
+  const Transfer& award = award_transfers_.at(request.payout.value());
   link.scratch.clear();
-  auto returned = link.link.reverse_award(
-      award_transfers_.at(id.value()), {award_transfers_.at(id.value()).origin.round, id.value()},
-      link.scratch);
-  if (!returned) {
-    return failure(EngineError::ledger_refused, "payout " + std::to_string(id.value()) + ": " +
-                                                    std::string(to_string(returned.error())));
+  const bool ends = request.decision == PayoutDecision::reject ||
+                    payout.approved_by.size() + 1 >= payout.approvals_required;
+  if (request.decision == PayoutDecision::approve && ends) {
+    auto paid =
+        link.link.pay_award(award, {award.origin.round, request.payout.value()}, link.scratch);
+    if (!paid) {
+      return failure(EngineError::ledger_refused, "payout " +
+                                                      std::to_string(request.payout.value()) +
+                                                      ": " + std::string(to_string(paid.error())));
+    }
+  } else if (request.decision == PayoutDecision::reject) {
+    auto returned =
+        link.link.reverse_award(award, {award.origin.round, request.payout.value()}, link.scratch);
+    if (!returned) {
+      return failure(EngineError::ledger_refused,
+                     "payout " + std::to_string(request.payout.value()) + ": " +
+                         std::string(to_string(returned.error())));
+    }
   }
   for (const Transfer& transfer : link.scratch) out.transfers.push_back({link.name, transfer});
   link.scratch.clear();
-  payout.state = PayoutState::rejected;
-  payout.rejected_by = supervisor;
-  payout.rejected_reason = reason;
+  if (request.decision == PayoutDecision::approve) {
+    payout.approved_by.push_back(supervisor);
+    if (ends) payout.state = PayoutState::paid;
+  } else {
+    payout.state = PayoutState::rejected;
+    payout.rejected_by = supervisor;
+    payout.rejected_reason = request.reason;
+  }
   out.payouts.push_back(payout);
-  Payout answer = std::move(payout);
-  payouts_.erase(id.value());
-  award_transfers_.erase(id.value());
+  PayoutDecisionRecord decided{id,         request.payout, request.decision,
+                               supervisor, request.reason, payout};
+  out.payout_decisions.push_back(decided);
+  payout_decisions_.emplace(id, std::move(decided));
+  Payout answer = payout;
+  if (ends) {
+    payouts_.erase(request.payout.value());
+    award_transfers_.erase(request.payout.value());
+  }
   return answer;
 }
 

@@ -61,12 +61,17 @@ class Engine {
                                                         Records& out);
   Result<VoidRoundAnswer, EngineFailure> void_round(const VoidRoundRequest& request, Records& out);
 
-  // A supervisor approves a pending payout; it is paid once it has the approvals it needs.
-  Result<Payout, EngineFailure> approve_payout(PayoutId payout, const std::string& supervisor,
-                                               Records& out);
-  // A supervisor rejects a pending payout; the award returns by compensating transfers.
-  Result<Payout, EngineFailure> reject_payout(PayoutId payout, const std::string& supervisor,
-                                              const std::string& reason, Records& out);
+  // A supervisor approves a pending payout (it is paid once it has the approvals it needs: two
+  // different supervisors above the link's threshold) or rejects it with a reason (the award
+  // returns by compensating transfers). Checked in this order, each refusal changing nothing:
+  // the request id (1..kMaxIdBytes bytes, no NUL) is INVALID_ARGUMENT; a request id already
+  // decided answers its first answer when the request and the supervisor are the same, and is
+  // refused (replay_differs) when not; then the payout (unknown: NOT_FOUND; paid or rejected:
+  // payout_not_pending), the reason (a rejection's not blank, at most kMaxReasonBytes; an
+  // approval's empty), and a second approval by the same supervisor (already_approved). The
+  // answer is the payout as the decision left it.
+  Result<Payout, EngineFailure> decide_payout(const PayoutDecisionRequest& request,
+                                              const std::string& supervisor, Records& out);
 
   // A supervisor re-bases a table's round counter after a controller card swap: the table's
   // rounds from now on belong to a new counter epoch and its next round id is
@@ -168,6 +173,8 @@ class Engine {
   // rare corrections: all of them are kept (about 200 bytes each).
   std::map<std::string, MeterAdjustmentRecord, std::less<>> adjustments_;
   std::map<std::string, RoundCounterRebaseRecord> rebases_;  // Every re-base, by request id.
+  // Every supervisor's decision on a payout, by request id (rare: kept for their replays).
+  std::map<std::string, PayoutDecisionRecord> payout_decisions_;
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;

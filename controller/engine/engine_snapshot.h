@@ -97,6 +97,8 @@ struct EngineSnapshot {
   std::vector<MeterAdjustmentRecord> adjustments;
   // Every re-base of a table's round counter, by request id: a repeat answers from them.
   std::vector<RoundCounterRebaseRecord> rebases;
+  // Every supervisor's decision on a payout, by request id: a repeat answers from them.
+  std::vector<PayoutDecisionRecord> payout_decisions;
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

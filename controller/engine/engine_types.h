@@ -141,6 +141,15 @@ struct RebaseRoundCounterRequest {
                          const RebaseRoundCounterRequest&) = default;
 };
 
+// A supervisor approves or rejects a pending payout.
+struct PayoutDecisionRequest {
+  std::string request_id;  // The caller's idempotency key.
+  PayoutId payout;
+  PayoutDecision decision = PayoutDecision::approve;
+  std::string reason;  // Required to reject; must be empty to approve.
+  friend bool operator==(const PayoutDecisionRequest&, const PayoutDecisionRequest&) = default;
+};
+
 // ---- Answers -----------------------------------------------------------------------------
 
 struct LevelMeterView {

@@ -169,7 +169,12 @@ void EngineHost::respond_loop() {
     lock.unlock();
     for (Delivery& delivery : taken) {
       // Observed first: a caller answered for this commit finds it in the metrics.
-      if (delivery.observe && observer_) observer_(delivery.batch, delivery.seconds, delivery.ok);
+      if (delivery.observe) {
+        std::lock_guard observing(observers_mutex_);
+        for (const CommitObserver& observer : observers_) {
+          observer(delivery.batch, delivery.seconds, delivery.ok);
+        }
+      }
       for (Waiter& waiter : delivery.waiters) waiter.answer(delivery.durable);
     }
     lock.lock();

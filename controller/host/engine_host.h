@@ -247,10 +247,14 @@ class EngineHost {
 
   // Called after every commit attempt, in commit order, on the host's responder thread: the
   // batch's records (one entry per command), how long the commit took, whether it committed.
-  // Set before the first command; for metrics.
+  // Observers (metrics, the payout streams) may be added at any time and see the commits after
+  // it; they are called in the order they were added and must not call the host's commands.
   using CommitObserver =
       std::function<void(const std::vector<Records>& batch, double seconds, bool ok)>;
-  void observe_commits(CommitObserver observer) { observer_ = std::move(observer); }
+  void observe_commits(CommitObserver observer) {
+    std::lock_guard lock(observers_mutex_);
+    observers_.push_back(std::move(observer));
+  }
 
  private:
   static EngineFailure unavailable() {
@@ -372,7 +376,8 @@ class EngineHost {
   std::uint64_t status_version_ = 0;
   bool status_stopping_ = false;
 
-  CommitObserver observer_;
+  std::mutex observers_mutex_;  // Guards observers_; held while they are called.
+  std::vector<CommitObserver> observers_;
   std::thread committer_;
 
   // What the committer hands over after a commit attempt, so that it can start the next commit

@@ -324,13 +324,6 @@ TEST_F(RoundCounterEndToEnd, ARebaseRepairsATableWhoseCounterMovedPastTheJumpLim
   EXPECT_EQ(open(5'000'000).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   ASSERT_TRUE(rebase("card-2", 5'000'000, "controller card replaced").ok());
   play(5'000'000);
-  // The payout RPCs wait for supervisor identities (#16).
-  pb::ApprovePayoutRequest approve;
-  approve.set_payout_id(1);
-  pb::ApprovePayoutResponse approved;
-  grpc::ClientContext context;
-  EXPECT_EQ(supervisor_->ApprovePayout(&context, approve, &approved).error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
 }
 
 }  // namespace

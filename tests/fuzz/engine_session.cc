@@ -381,16 +381,27 @@ class Session {
     static const std::string reasons[] = {"wrong hand", " \t ", std::string("wr\0ng", 5)};
     const std::string& reason = approve ? reasons[0] : reasons[in.byte() % 3];
 
+    // A few request ids, so that repeats (the first answer) and reuses for another decision
+    // (replay_differs) happen; "" is refused.
+    static const std::string request_ids[] = {"d1", "d2", "d3", "d4", ""};
+    const std::string& request_id = request_ids[in.byte() % 5];
+
     const EngineSnapshot before = engine_->snapshot();
     Records out;
-    auto result = approve ? engine_->approve_payout(id, supervisor, out)
-                          : engine_->reject_payout(id, supervisor, reason, out);
+    auto result = engine_->decide_payout(
+        {request_id, id, approve ? PayoutDecision::approve : PayoutDecision::reject,
+         approve ? std::string() : reason},
+        supervisor, out);
     check_invariants();
     note((approve ? "APPROVE payout " : "REJECT payout ") + std::to_string(id.value()) + " by '" +
-             supervisor + "'",
+             supervisor + "' as '" + request_id + "'",
          out, result);
     if (!result) {
-      unchanged(before, out, approve ? "approve_payout" : "reject_payout");
+      unchanged(before, out, "decide_payout");
+      return;
+    }
+    if (out.empty()) {  // A repeat: its first answer, nothing changed.
+      unchanged(before, out, "a repeated decide_payout");
       return;
     }
     if (result->id != id) broken("a decision answers for another payout");

@@ -24,6 +24,7 @@
 #include "tests/support/codec_v2_writer.h"
 #include "tests/support/fixed_clock.h"
 #include "tests/support/hex.h"
+#include "tests/support/payout_decisions.h"
 #include "tests/support/test_database.h"
 
 namespace jackpot {
@@ -527,8 +528,8 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
   for (std::size_t i = 0; i < 3; ++i) {
     const PayoutId id = waiting[i].id;
     const auto done = host.run([&](Engine& e, Records& r) {
-      return i < 2 ? e.approve_payout(id, "supervisor/S1", r)
-                   : e.reject_payout(id, "supervisor/S2", "camera review", r);
+      return i < 2 ? testing::approve_payout(e, id, "supervisor/S1", r)
+                   : testing::reject_payout(e, id, "supervisor/S2", "camera review", r);
     });
     ASSERT_TRUE(done.ok()) << done.error().message;
   }

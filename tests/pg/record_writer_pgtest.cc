@@ -17,6 +17,7 @@
 #include "storage/migrations.h"
 #include "storage/record_writer.h"
 #include "storage/state_loader.h"
+#include "tests/support/payout_decisions.h"
 #include "tests/support/test_database.h"
 
 namespace jackpot {
@@ -141,8 +142,8 @@ class RecordWriterTest : public ::testing::Test {
     for (const Payout& pending : engine_->pending_payouts()) {
       const auto done = run([&](Engine& e, Records& r) {
         return pending.id.value() % 2 == 0
-                   ? e.approve_payout(pending.id, "supervisor/S1", r)
-                   : e.reject_payout(pending.id, "supervisor/S2", "camera review", r);
+                   ? testing::approve_payout(e, pending.id, "supervisor/S1", r)
+                   : testing::reject_payout(e, pending.id, "supervisor/S2", "camera review", r);
       });
       ASSERT_TRUE(done.ok()) << done.error().message;
     }
@@ -281,7 +282,7 @@ TEST_F(RecordWriterTest, RecoveryAfterARejectedMustHitByPayoutEqualsTheEngine) {
   }
   ASSERT_TRUE(hit.has_value()) << "no Must-Hit-By hit in " << id << " rounds";
   const auto rejected = run([&](Engine& e, Records& r) {
-    return e.reject_payout(*hit, "supervisor/S2", "camera review", r);
+    return testing::reject_payout(e, *hit, "supervisor/S2", "camera review", r);
   });
   ASSERT_TRUE(rejected.ok()) << rejected.error().message;
 

@@ -1013,15 +1013,13 @@ class Simulation {
     const std::string supervisor = choose_.pick(supervisors);
     bool ambiguous = false;
     const PayoutId id = payout.id;
-    auto answer =
-        reject ? send<Payout>(
-                     [&](Engine& e, Records& out) {
-                       return e.reject_payout(id, supervisor, "not a valid hand", out);
-                     },
-                     ambiguous)
-               : send<Payout>(
-                     [&](Engine& e, Records& out) { return e.approve_payout(id, supervisor, out); },
-                     ambiguous);
+    // A request id of its own for each decision; a retry after a lost answer repeats it.
+    const PayoutDecisionRequest request{"sim-decision-" + std::to_string(++decisions_), id,
+                                        reject ? PayoutDecision::reject : PayoutDecision::approve,
+                                        reject ? "not a valid hand" : ""};
+    auto answer = send<Payout>(
+        [&](Engine& e, Records& out) { return e.decide_payout(request, supervisor, out); },
+        ambiguous);
     if (!answer) {
       const auto code = answer.error().code;
       // The same supervisor twice is refused; after a lost answer so is a repeat of what landed.
@@ -1515,6 +1513,7 @@ class Simulation {
   std::map<std::string, TableModel> tables_;
   std::vector<Ack> acks_;
   std::vector<PayoutAck> payout_acks_;
+  std::uint64_t decisions_ = 0;           // Payout decisions asked for, for their request ids.
   std::vector<SimFloor> attempt_floors_;  // The floor at each attempt of the last command.
   std::uint32_t step_ = 0;
   std::deque<std::string> trace_;

@@ -90,5 +90,30 @@ TEST(DaemonMetrics, MeterAdjustmentsAreCountedByLinkAndDirection) {
   EXPECT_EQ(text.find("sensor"), std::string::npos) << text;
 }
 
+// How long the oldest pending payout has waited, for an alert on a hit left unpaid; every
+// access refusal counted under its own reason, and the transport in force.
+TEST(DaemonMetrics, PayoutAgeRefusalsAndTransport) {
+  DaemonMetrics metrics("test");
+  metrics.observe_state({}, 2, 1'000'000'000, 1'090'500'000);
+  EXPECT_NE(exposition(metrics).find("jackpotd_pending_payout_oldest_age_seconds 90.5"),
+            std::string::npos);
+  metrics.observe_state({}, 0, 0, 1'090'500'000);
+  EXPECT_NE(exposition(metrics).find("jackpotd_pending_payout_oldest_age_seconds 0\n"),
+            std::string::npos);
+
+  metrics.count_refusal(AccessRefusal::acts_for_another);
+  metrics.count_refusal(AccessRefusal::acts_for_another);
+  metrics.count_refusal(AccessRefusal::no_certificate);
+  const std::string text = exposition(metrics);
+  EXPECT_NE(text.find("jackpotd_authorization_refusals_total{reason=\"acts_for_another\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("jackpotd_authorization_refusals_total{reason=\"no_certificate\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("jackpotd_authorization_refusals_total{reason=\"role_not_allowed\"} 0"),
+            std::string::npos);
+  metrics.set_plaintext(true);
+  EXPECT_NE(exposition(metrics).find("\njackpotd_plaintext 1"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jackpot

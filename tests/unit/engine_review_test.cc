@@ -4,6 +4,7 @@
 #include "controller/engine/engine.h"
 #include "controller/hands/paytable_loader.h"
 #include "tests/support/fixed_clock.h"
+#include "tests/support/payout_decisions.h"
 
 namespace jackpot {
 namespace {
@@ -115,12 +116,13 @@ TEST(EngineReview, ApprovingAPaidPayoutAgainSaysItIsNotPending) {
       {TableId("T"), RoundId(1), {{3, {}, std::string("FULL_HOUSE")}}, {}, {}}, records));
   ASSERT_EQ(records.payouts.size(), 1u);
   const PayoutId id = records.payouts[0].id;
-  ASSERT_TRUE(run.engine->approve_payout(id, "supervisor/S1", records));
-  const auto again = run.engine->approve_payout(id, "supervisor/S2", records);
+  ASSERT_TRUE(testing::approve_payout(*run.engine, id, "supervisor/S1", records));
+  const auto again = testing::approve_payout(*run.engine, id, "supervisor/S2", records);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, EngineError::payout_not_pending);
-  EXPECT_EQ(run.engine->approve_payout(PayoutId(999), "supervisor/S1", records).error().code,
-            EngineError::unknown_payout);
+  EXPECT_EQ(
+      testing::approve_payout(*run.engine, PayoutId(999), "supervisor/S1", records).error().code,
+      EngineError::unknown_payout);
 }
 
 }  // namespace

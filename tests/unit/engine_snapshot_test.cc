@@ -7,6 +7,7 @@
 #include "controller/engine/engine.h"
 #include "controller/hands/paytable_loader.h"
 #include "tests/support/fixed_clock.h"
+#include "tests/support/payout_decisions.h"
 
 namespace jackpot {
 namespace {
@@ -95,7 +96,8 @@ class Dealer {
     const auto settled = engine.settle_round(settle, records);
     note(settled);
     for (const Payout& pending : engine.pending_payouts()) {
-      if (shuffle_() % 2 == 0) note(engine.approve_payout(pending.id, "supervisor/A", records));
+      if (shuffle_() % 2 == 0)
+        note(testing::approve_payout(engine, pending.id, "supervisor/A", records));
     }
     return log;
   }

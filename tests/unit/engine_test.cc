@@ -31,6 +31,13 @@
 namespace jackpot {
 namespace {
 
+// A request id of its own for each payout decision of these tests (Engine::decide_payout): they
+// are about the rules of approval, not about repeats.
+std::string next_request_id() {
+  static int decisions = 0;
+  return "decision-" + std::to_string(++decisions);
+}
+
 // ---- Small helpers ----------------------------------------------------------------------
 
 Money usd(std::string_view text) {
@@ -443,14 +450,18 @@ class Harness {
   Payout approve(std::uint64_t payout, const std::string& supervisor) {
     const std::string what = "approve payout " + std::to_string(payout) + " by " + supervisor;
     return ok(what, run(what, [&](Engine& engine, Records& out) {
-                return engine.approve_payout(PayoutId(payout), supervisor, out);
+                return engine.decide_payout(
+                    {next_request_id(), PayoutId(payout), PayoutDecision::approve, ""}, supervisor,
+                    out);
               }));
   }
 
   Payout reject(std::uint64_t payout, const std::string& supervisor, const std::string& reason) {
     const std::string what = "reject payout " + std::to_string(payout) + " by " + supervisor;
     return ok(what, run(what, [&](Engine& engine, Records& out) {
-                return engine.reject_payout(PayoutId(payout), supervisor, reason, out);
+                return engine.decide_payout(
+                    {next_request_id(), PayoutId(payout), PayoutDecision::reject, reason},
+                    supervisor, out);
               }));
   }
 
@@ -1852,6 +1863,99 @@ TEST(EngineRefusals, EveryBadInputIsRefusedAndChangesNothing) {
 
 // ---- 8. Payout approval -----------------------------------------------------------------------
 
+// A decision's request id makes a repeat answer the first answer and change nothing; the same
+// id for anything else, or the same supervisor approving twice under a new id, is refused.
+TEST(EnginePayouts, DecisionsAreIdempotentByRequestId) {
+  EngineConfig config;
+  config.links.push_back(royal_link("DEC", "20000.00"));
+  config.links[0].approval_threshold = usd("100.00");
+  config.links[0].dual_approval_threshold = usd("10000.00");
+  config.tables.push_back(
+      table_settings("HUH-D", GameRule::heads_up_holdem, 6, {plays("DEC", "PT-BJS-HUH-5CP-08")}));
+  Harness h(config);
+  h.open("HUH-D", 1);
+  h.lock(lock_request("HUH-D", 1, {wager(1, "DEC", 100)}));
+  const auto answer = h.settle(settle_request("HUH-D", 1, {keyed(1, "ROYAL_FLUSH")}, {}));
+  const PayoutId royal = seat_result(answer, 1).awards.at(0).payout;
+  ASSERT_EQ(h.payout(royal.value())->approvals_required, 2U);
+  const auto decide = [](std::string id, PayoutId payout, PayoutDecision decision,
+                         std::string reason, std::string who) {
+    return [=](Engine& engine, Records& out) {
+      return engine.decide_payout({id, payout, decision, reason}, who, out);
+    };
+  };
+  const auto approve = PayoutDecision::approve;
+  const auto reject = PayoutDecision::reject;
+
+  struct Refused {
+    std::string what;
+    EngineError code;
+    std::string id;
+    PayoutId payout;
+    PayoutDecision decision;
+    std::string reason;
+    std::string who;
+  };
+  const std::string long_id(kMaxIdBytes + 1, 'r');
+  const std::vector<Refused> before_any = {
+      {"no request id", EngineError::request_id_invalid, "", royal, approve, "", "alice"},
+      {"a request id too long", EngineError::request_id_invalid, long_id, royal, approve, "",
+       "alice"},
+      {"a NUL in the request id", EngineError::request_id_invalid, std::string("r\0", 2), royal,
+       approve, "", "alice"},
+      {"no supervisor", EngineError::requester_missing, "r0", royal, approve, "", ""},
+      {"an unknown payout", EngineError::unknown_payout, "r0", PayoutId(99), approve, "", "alice"},
+      {"an approval with a reason", EngineError::reason_invalid, "r0", royal, approve, "why",
+       "alice"},
+      {"a rejection without a reason", EngineError::reason_missing, "r0", royal, reject, " ",
+       "alice"},
+      {"a rejection's reason too long", EngineError::reason_invalid, "r0", royal, reject,
+       std::string(kMaxReasonBytes + 1, 'x'), "alice"},
+  };
+  for (const Refused& r : before_any) {
+    h.expect_refused(r.code, r.what, decide(r.id, r.payout, r.decision, r.reason, r.who));
+  }
+
+  const Payout first =
+      h.ok("alice approves", h.run("alice approves", decide("r1", royal, approve, "", "alice")));
+  EXPECT_EQ(first.state, PayoutState::pending);
+  EXPECT_EQ(first.approved_by, (std::vector<std::string>{"alice"}));
+  ASSERT_EQ(h.records().payout_decisions.size(), 1U);
+  EXPECT_EQ(h.records().payout_decisions[0].request_id, "r1");
+  // The repeat: the first answer, nothing recorded, nothing changed.
+  const std::string before = h.snapshot();
+  Records none;
+  const auto again = h.engine().decide_payout({"r1", royal, approve, ""}, "alice", none);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, first);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(h.snapshot(), before);
+
+  const std::vector<Refused> after_first = {
+      {"r1 by another supervisor", EngineError::replay_differs, "r1", royal, approve, "", "bob"},
+      {"r1 to reject", EngineError::replay_differs, "r1", royal, reject, "no", "alice"},
+      {"alice again under a new id", EngineError::already_approved, "r2", royal, approve, "",
+       "alice"},
+  };
+  for (const Refused& r : after_first) {
+    h.expect_refused(r.code, r.what, decide(r.id, r.payout, r.decision, r.reason, r.who));
+  }
+
+  const Payout paid =
+      h.ok("bob approves", h.run("bob approves", decide("r3", royal, approve, "", "bob")));
+  EXPECT_EQ(paid.state, PayoutState::paid);
+  EXPECT_EQ(paid.approved_by, (std::vector<std::string>{"alice", "bob"}));
+  // After it is paid: each repeat answers its own first answer; a new decision is refused.
+  Records quiet;
+  EXPECT_EQ(*h.engine().decide_payout({"r3", royal, approve, ""}, "bob", quiet), paid);
+  EXPECT_EQ(*h.engine().decide_payout({"r1", royal, approve, ""}, "alice", quiet), first);
+  EXPECT_TRUE(quiet.empty());
+  h.expect_refused(EngineError::payout_not_pending, "carol after it was paid",
+                   decide("r4", royal, approve, "", "carol"));
+  h.expect_refused(EngineError::payout_not_pending, "a rejection after it was paid",
+                   decide("r5", royal, reject, "late", "carol"));
+}
+
 TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   // PT-BJS-HUH-5CP-08: Royal Flush 100%, Straight Flush $300, Four-of-a-Kind $100, Full House
   // $10. Payouts of $100 and more wait for a supervisor; $10,000 and more need two.
@@ -1903,12 +2007,14 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
 
   const auto approve = [](std::uint64_t id, std::string who) {
     return [id, who](Engine& engine, Records& out) {
-      return engine.approve_payout(PayoutId(id), who, out);
+      return engine.decide_payout({next_request_id(), PayoutId(id), PayoutDecision::approve, ""},
+                                  who, out);
     };
   };
   const auto reject = [](std::uint64_t id, std::string who, std::string reason) {
     return [id, who, reason](Engine& engine, Records& out) {
-      return engine.reject_payout(PayoutId(id), who, reason, out);
+      return engine.decide_payout({next_request_id(), PayoutId(id), PayoutDecision::reject, reason},
+                                  who, out);
     };
   };
 

@@ -57,6 +57,8 @@ const std::map<std::string, std::size_t> kExpectedLimits = {
     {"jackpot.v1.RebaseRoundCounterRequest.reason", 512},
     {"jackpot.v1.ReconciliationReportRequest.link_ids", 64},
     {"jackpot.v1.RejectPayoutRequest.reason", 512},
+    {"jackpot.v1.RejectPayoutRequest.request_id", 64},
+    {"jackpot.v1.ApprovePayoutRequest.request_id", 64},
     {"jackpot.v1.WatchPendingPayoutsRequest.link_ids", 64},
     {"jackpot.v1.WatchMetersRequest.sign_id", 64},
     {"jackpot.v1.WatchMetersRequest.link_ids", 64},

@@ -61,6 +61,8 @@ TEST(Migrations, NoLandedMigrationChanges) {
        "5451b8094fc9dcf6dbd7976f83fb449514f9f981d5f0ee89d1feb03aec4e7279"},
       {"0020_kept_commands_format.sql",
        "2b7c5b58704e9143c0a32beb6a210cb83afb7fd82375dc974a8286fe85fd0df0"},
+      {"0021_payout_decision_request_ids.sql",
+       "6ad7a8d03c5062ffc17f360771163ba9e145b554ecfc3314b8d6486073422828"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";
