@@ -502,6 +502,11 @@ class PayoutFeed {
   // A committed batch (on the host's responder thread, in commit order): each payout that waits
   // for a supervisor, new or changed, goes to every stream.
   void committed(const std::vector<Records>& batch);
+  // The engine was rebuilt from the database after a failure: a batch reported failed may have
+  // landed, so the list starts again from what the database holds, and every stream open now
+  // finishes UNAVAILABLE (the client watches again for the list as it is). Called with the
+  // host's lock held: takes no stream's lock.
+  void recovered(std::vector<Payout> pending);
   // The daemon is stopping (or a status changed): each stream looks at whether to finish.
   void poke();
 
@@ -534,6 +539,8 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       delete stream;
       return new RefusedStream(Status(StatusCode::RESOURCE_EXHAUSTED, *refused));
     }
+    // At once, so that a client knows its watch is in place even when nothing waits.
+    stream->StartSendInitialMetadata();
     stream->pump();
     return stream;
   }
@@ -543,11 +550,13 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     if (holds_.fetch_sub(1) == 1) delete this;
   }
 
-  // Queues what the stream's links see; the feed calls it in commit order.
-  void push(const Payout& payout) {
+  // Queues what the stream's links see; the feed calls it in commit order. The list a stream
+  // starts with is queued whatever its length (`initial`); changes beyond kMaxQueued unsent
+  // finish the stream.
+  void push(const Payout& payout, bool initial = false) {
     if (!links_.empty() && links_.count(payout.link.value()) == 0) return;
     std::lock_guard lock(mutex_);
-    if (queue_.size() >= kMaxQueued) {
+    if (!initial && queue_.size() >= kMaxQueued) {
       overflowed_ = true;
       return;
     }
@@ -559,14 +568,18 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void pump() {
     std::unique_lock lock(mutex_);
     if (writing_ || finished_) return;
-    if (host_.stopping() || cancelled_ || overflowed_) {
+    if (host_.stopping() || cancelled_ || overflowed_ || stale_.load()) {
       finished_ = true;
       const Status status =
           cancelled_    ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
           : overflowed_ ? Status(StatusCode::RESOURCE_EXHAUSTED,
                                  "the watch fell more than " + std::to_string(kMaxQueued) +
                                      " changes behind; watch again for the list as it is now")
-                        : Status::OK;
+          : stale_.load() && !host_.stopping()
+              ? Status(StatusCode::UNAVAILABLE,
+                       "the controller rebuilt its state after a database failure; watch again "
+                       "for the list as it is now")
+              : Status::OK;
       lock.unlock();
       Finish(status);  // The last call on this object: OnDone may delete it.
       return;
@@ -610,6 +623,8 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   const std::string& peer() const { return peer_; }
+  // What it was sent may miss a change (PayoutFeed::recovered): it finishes at its next pump.
+  void mark_stale() { stale_.store(true); }
 
  private:
   PayoutStream(EngineHost& host, std::shared_ptr<PayoutFeed> feed, std::set<std::string> links,
@@ -630,12 +645,13 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool cancelled_ = false;
   bool finished_ = false;
   bool overflowed_ = false;
+  std::atomic<bool> stale_{false};
 };
 
 std::optional<std::string> PayoutFeed::add(PayoutStream* stream, const std::string& peer) {
   std::lock_guard lock(mutex_);
   if (auto refused = slots_.take(peer)) return refused;
-  for (const auto& [id, payout] : pending_) stream->push(payout);
+  for (const auto& [id, payout] : pending_) stream->push(payout, /*initial=*/true);
   streams_.insert(stream);
   return std::nullopt;
 }
@@ -682,6 +698,13 @@ void PayoutFeed::committed(const std::vector<Records>& batch) {
     stream->pump();
     stream->release();
   }
+}
+
+void PayoutFeed::recovered(std::vector<Payout> pending) {
+  std::lock_guard lock(mutex_);
+  pending_.clear();
+  for (Payout& payout : pending) pending_.emplace(payout.id.value(), std::move(payout));
+  for (PayoutStream* stream : streams_) stream->mark_stale();
 }
 
 void PayoutFeed::poke() {
@@ -1198,6 +1221,9 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
     });
     host_.on_status_change([weak = std::weak_ptr<PayoutFeed>(feed_)] {
       if (const auto feed = weak.lock()) feed->poke();
+    });
+    host_.observe_recoveries([weak = std::weak_ptr<PayoutFeed>(feed_)](const Engine& rebuilt) {
+      if (const auto feed = weak.lock()) feed->recovered(rebuilt.pending_payouts());
     });
   }
 

@@ -1877,9 +1877,7 @@ Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest&
       return first.answer;  // A replay: the first answer.
     }
     return failure(EngineError::replay_differs,
-                   "request id " + quote_prefix(id) + " was used for another decision (" +
-                       std::string(to_string(first.decision)) + " payout " +
-                       std::to_string(first.payout.value()) + " by " + first.supervisor + ")");
+                   "request id " + quote_prefix(id) + " was used for another decision");
   }
   auto found = pending_payout(request.payout);
   if (!found) return found.error();

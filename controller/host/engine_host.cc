@@ -348,6 +348,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
       {
         std::lock_guard lock(mutex_);
         engine_ = std::move(engine);
+        for (const RecoveryObserver& observer : recovery_observers_) observer(*engine_);
         reset_statuses();
         failed_ = false;
         // What recovery rebuilt, on record as a start's is.

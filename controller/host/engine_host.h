@@ -251,6 +251,16 @@ class EngineHost {
   // it; they are called in the order they were added and must not call the host's commands.
   using CommitObserver =
       std::function<void(const std::vector<Records>& batch, double seconds, bool ok)>;
+  // Called when recovery has rebuilt the engine from the database after a failure, with the
+  // host's lock held and the engine exactly as the database holds it (no command applied yet):
+  // for views that follow commits (the payout streams) and must start again from it, since a
+  // batch reported failed may have landed. Must only copy what it needs; never call the host.
+  using RecoveryObserver = std::function<void(const Engine& rebuilt)>;
+  void observe_recoveries(RecoveryObserver observer) {
+    std::lock_guard lock(mutex_);
+    recovery_observers_.push_back(std::move(observer));
+  }
+
   void observe_commits(CommitObserver observer) {
     std::lock_guard lock(observers_mutex_);
     observers_.push_back(std::move(observer));
@@ -376,6 +386,7 @@ class EngineHost {
   std::uint64_t status_version_ = 0;
   bool status_stopping_ = false;
 
+  std::vector<RecoveryObserver> recovery_observers_;  // Guarded by mutex_.
   std::mutex observers_mutex_;  // Guards observers_; held while they are called.
   std::vector<CommitObserver> observers_;
   std::thread committer_;

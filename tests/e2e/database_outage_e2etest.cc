@@ -15,6 +15,7 @@
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_pki.h"
@@ -119,6 +120,13 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   pb::LinkStatusUpdate update;
   ASSERT_TRUE(stream->Read(&update));
   EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+  // A supervisor's watch of the payouts that wait (none do): in place once its initial metadata
+  // arrives.
+  auto supervisor = pb::SupervisorService::NewStub(channel_as(match[1], "supervisor/e2e"));
+  grpc::ClientContext payouts_context;
+  payouts_context.set_deadline(std::chrono::system_clock::now() + 120s);
+  auto payouts = supervisor->WatchPendingPayouts(&payouts_context, {});
+  payouts->WaitForInitialMetadata();
 
   cluster.stop();
   const grpc::Status down = open_round(*stub, round + 1);
@@ -142,6 +150,15 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
   EXPECT_NE(daemon.stderr_text().find("state rebuilt from the database; serving again"),
             std::string::npos);
   watch_context.TryCancel();
+  // A batch reported failed may have landed: the payout watch ends UNAVAILABLE at the rebuild,
+  // and a new one starts from what the database holds.
+  pb::PayoutEvent event;
+  EXPECT_FALSE(payouts->Read(&event));
+  const grpc::Status rebuilt = payouts->Finish();
+  EXPECT_EQ(rebuilt.error_code(), grpc::StatusCode::UNAVAILABLE) << rebuilt.error_message();
+  EXPECT_NE(rebuilt.error_message().find("rebuilt its state after a database failure"),
+            std::string::npos)
+      << rebuilt.error_message();
 
   // Nothing acknowledged was lost: 20 voided rounds and the open one.
   pqxx::connection connection(cluster.dsn());

@@ -27,7 +27,7 @@ using testing::TestDatabase;
 namespace pb = ::jackpot::v1;
 
 // PT-BJS-HUH-5CP-08: Royal Flush 100% of the meter, Four-of-a-Kind $100, Full House $10. Pays
-// of $100 and more wait for a supervisor; $10,000 and more need two.
+// of $100 and more wait for a supervisor; above $10,000 they need two.
 constexpr const char* kFloor = R"(
 links {
   id: "sup-link"

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -402,8 +403,14 @@ class Session {
     }
     if (out.empty()) {  // A repeat: its first answer, nothing changed.
       unchanged(before, out, "a repeated decide_payout");
+      const auto first = decided_.find(request_id);
+      if (first == decided_.end()) broken("a decision recorded nothing and is no repeat");
+      if (first != decided_.end() && !(first->second == *result)) {
+        broken("a repeated decision answered another answer");
+      }
       return;
     }
+    decided_.insert_or_assign(request_id, *result);
     if (result->id != id) broken("a decision answers for another payout");
     if (approve && result->state == PayoutState::rejected) broken("an approval rejected a payout");
     if (!approve && result->state != PayoutState::rejected) broken("a rejection did not reject");
@@ -503,6 +510,7 @@ class Session {
     if (auto problem = engine_->check_invariants()) broken("invariant broken: " + *problem);
   }
 
+  std::map<std::string, Payout> decided_;  // The first answer of each request id decided.
   StoppedClock clock_;
   SplitMix64 random_;
   std::unique_ptr<Engine> engine_;

@@ -194,10 +194,16 @@ storage::StoredState Journal::stored_state() const {
     for (const DrawRecord& draw : records.draws) {
       state.last_draw_id = std::max(state.last_draw_id, draw.id);
     }
+    // Decisions with their request ids and answers, as storage/state_loader.cc rebuilds them.
+    for (const PayoutDecisionRecord& decision : records.payout_decisions) {
+      state.payout_decisions.push_back(decision);
+    }
   }
   for (auto& [id, payout] : created) {
     if (!ended[id]) state.pending.push_back(std::move(payout));
   }
+  std::sort(state.payout_decisions.begin(), state.payout_decisions.end(),
+            [](const auto& a, const auto& b) { return a.request_id < b.request_id; });
   return state;
 }
 

@@ -1022,10 +1022,9 @@ class Simulation {
         ambiguous);
     if (!answer) {
       const auto code = answer.error().code;
-      // The same supervisor twice is refused; after a lost answer so is a repeat of what landed.
-      if (code == EngineError::already_approved ||
-          (ambiguous && code == EngineError::payout_not_pending) ||
-          (ambiguous && code == EngineError::unknown_payout)) {
+      // The same supervisor twice (under a new request id) is refused. A retry after a lost
+      // answer repeats its request id, so it answers the first answer, never a refusal.
+      if (code == EngineError::already_approved) {
         note("payout " + std::to_string(id.value()) + ": " + answer.error().message);
         return;
       }

@@ -1958,7 +1958,7 @@ TEST(EnginePayouts, DecisionsAreIdempotentByRequestId) {
 
 TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   // PT-BJS-HUH-5CP-08: Royal Flush 100%, Straight Flush $300, Four-of-a-Kind $100, Full House
-  // $10. Payouts of $100 and more wait for a supervisor; $10,000 and more need two.
+  // $10. Payouts of $100 and more wait for a supervisor; above $10,000 they need two.
   EngineConfig config;
   config.links.push_back(royal_link("APP", "20000.00"));
   config.links[0].approval_threshold = usd("100.00");
