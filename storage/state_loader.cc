@@ -262,9 +262,11 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
 void load_payout_decisions(pqxx::transaction_base& tx, StoredState& state) {
   std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::string>>> approvals;
   for (const auto& row :
-       tx.exec("SELECT payout_id, seq, supervisor FROM payout_events WHERE supervisor <> '' AND "
-               "state IN ('approved', 'paid') AND payout_id IN (SELECT payout_id FROM "
-               "payout_events WHERE request_id IS NOT NULL) ORDER BY payout_id, seq")) {
+       // Every approval, as load_pending_payouts reads them ('approved' events, whoever they
+       // name), and the last approval that paid ('paid' naming a supervisor).
+       tx.exec("SELECT payout_id, seq, supervisor FROM payout_events WHERE (state = 'approved' "
+               "OR (state = 'paid' AND supervisor <> '')) AND payout_id IN (SELECT payout_id "
+               "FROM payout_events WHERE request_id IS NOT NULL) ORDER BY payout_id, seq")) {
     approvals[u64(row[0])].emplace_back(row[1].as<std::int64_t>(), row[2].as<std::string>());
   }
   for (const auto& row : tx.exec(
