@@ -511,10 +511,6 @@ class PayoutFeed {
   void poke();
 
  private:
-  // Holds every stream while it is told, outside the feed's lock.
-  template <typename Tell>
-  void tell_all(Tell tell);
-
   std::mutex mutex_;
   StreamSlots slots_;
   std::map<std::uint64_t, Payout> pending_;
@@ -622,7 +618,6 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     release();
   }
 
-  const std::string& peer() const { return peer_; }
   // What it was sent may miss a change (PayoutFeed::recovered): it finishes at its next pump.
   void mark_stale() { stale_.store(true); }
 
@@ -654,20 +649,6 @@ std::optional<std::string> PayoutFeed::add(PayoutStream* stream, const std::stri
   for (const auto& [id, payout] : pending_) stream->push(payout, /*initial=*/true);
   streams_.insert(stream);
   return std::nullopt;
-}
-
-template <typename Tell>
-void PayoutFeed::tell_all(Tell tell) {
-  std::vector<PayoutStream*> told;
-  {
-    std::lock_guard lock(mutex_);
-    told.assign(streams_.begin(), streams_.end());
-    for (PayoutStream* stream : told) stream->hold();
-  }
-  for (PayoutStream* stream : told) {
-    tell(*stream);
-    stream->release();
-  }
 }
 
 void PayoutFeed::committed(const std::vector<Records>& batch) {
@@ -708,7 +689,16 @@ void PayoutFeed::recovered(std::vector<Payout> pending) {
 }
 
 void PayoutFeed::poke() {
-  tell_all([](PayoutStream& stream) { stream.pump(); });
+  std::vector<PayoutStream*> told;
+  {
+    std::lock_guard lock(mutex_);
+    told.assign(streams_.begin(), streams_.end());
+    for (PayoutStream* stream : told) stream->hold();  // Alive while told, outside the lock.
+  }
+  for (PayoutStream* stream : told) {
+    stream->pump();
+    stream->release();
+  }
 }
 
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
