@@ -1,5 +1,6 @@
 #include "storage/audit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <pqxx/pqxx>
 #include <stdexcept>
@@ -63,6 +64,16 @@ void insert_audit_event(pqxx::transaction_base& tx, std::string_view principal,
                  std::string(principal), std::string(action), json_object(detail));
 }
 
+Sha256Digest digest_of(const pqxx::field& field) {
+  const pqxx::binarystring bytes(field);
+  Sha256Digest digest{};
+  if (bytes.size() != digest.size()) {
+    throw std::runtime_error("an audit hash is " + std::to_string(bytes.size()) + " bytes, not 32");
+  }
+  std::copy(bytes.begin(), bytes.end(), digest.begin());
+  return digest;
+}
+
 std::int64_t insert_floor_version(pqxx::transaction_base& tx, const std::string& floor_text) {
   // libpq sends text parameters as C strings: a NUL would store a cut copy.
   if (floor_text.find('\0') != std::string::npos) {
@@ -105,6 +116,35 @@ std::int64_t record_start(pqxx::connection& connection, std::string_view princip
   insert_audit_event(tx, principal, "daemon.start", detail);
   tx.commit();
   return version;
+}
+
+AuditPage read_audit_page(pqxx::connection& connection, std::int64_t after_seq, int limit) {
+  // One snapshot for the page and the head, so that the head is never behind the page.
+  pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(connection);
+  AuditPage page = read_audit_page(tx, after_seq, limit);
+  tx.commit();
+  return page;
+}
+
+AuditPage read_audit_page(pqxx::transaction_base& tx, std::int64_t after_seq, int limit) {
+  AuditPage page;
+  for (const auto& row : tx.exec_params(
+           "SELECT seq, (extract(epoch FROM at) * 1000000)::bigint, principal, action, "
+           "detail::text, prev_hash, hash FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
+           after_seq, limit)) {
+    AuditEvent event;
+    event.seq = row[0].as<std::int64_t>();
+    event.at_us = row[1].as<std::int64_t>();
+    event.principal = row[2].as<std::string>();
+    event.action = row[3].as<std::string>();
+    event.detail = row[4].as<std::string>();
+    event.prev_hash = digest_of(row[5]);
+    event.hash = digest_of(row[6]);
+    page.events.push_back(std::move(event));
+  }
+  const auto head = tx.exec1("SELECT seq, hash FROM audit_chain_head");
+  page.head = {head[0].as<std::int64_t>(), digest_of(head[1])};
+  return page;
 }
 
 }  // namespace jackpot::storage

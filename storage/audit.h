@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "journal/audit_chain.h"
+
 namespace jackpot::storage {
 
 // Key/value details of an audit event, stored as a JSON object of strings.
@@ -28,6 +30,16 @@ std::int64_t record_floor_version(pqxx::connection& connection, const std::strin
 // `detail`. Returns the floor's version, 0 without a floor.
 std::int64_t record_start(pqxx::connection& connection, std::string_view principal,
                           const std::optional<std::string>& floor_text, AuditDetail detail);
+
+// A page of the audit trail: up to `limit` events after event `after_seq`, in chain order, and
+// the chain's head (its last event) as of the same snapshot.
+struct AuditPage {
+  std::vector<AuditEvent> events;
+  AuditChainPosition head;
+};
+// The first in a read-only repeatable-read transaction of its own; the second in `tx`.
+AuditPage read_audit_page(pqxx::connection& connection, std::int64_t after_seq, int limit);
+AuditPage read_audit_page(pqxx::transaction_base& tx, std::int64_t after_seq, int limit);
 
 // A JSON object of string values, with every string escaped as RFC 8259 requires.
 std::string json_object(const AuditDetail& detail);

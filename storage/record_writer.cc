@@ -391,12 +391,14 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                {"kind", "text"},
                                {"inputs", "text"},
                                {"outcome", "text"},
-                               {"trigger_point_micros", "bigint"},
-                               {"trigger_salt", "bytea"},
                                {"trigger_commitment", "bytea"},
                                {"drawn_at", "timestamptz"},
                                {"trigger_above_micros", "bigint"},
                                {"trigger_up_to_micros", "bigint"}});
+  // A hidden point and its salt, where only the daemon's role reads them (migration 0022).
+  trigger_secrets_ =
+      add_table("jackpot_private.trigger_secrets",
+                {{"draw_id", "bigint"}, {"point_micros", "bigint"}, {"salt", "bytea"}});
   transfers_ = add_table("transfers", {{"link_id", "text"},
                                        {"transfer_id", "bigint"},
                                        {"debit_kind", "account_kind"},
@@ -523,22 +525,20 @@ void BatchRows::add(const Records& records) {
                 hand.link, hand.cards, hand.dealer_keyed, hand.hand);
   }
   for (const DrawRecord& draw : records.draws) {
-    std::optional<std::int64_t> point;
-    std::optional<Bytea> salt;
     std::optional<Bytea> commitment;
     std::optional<std::int64_t> above;
     std::optional<std::int64_t> up_to;
     if (draw.trigger) {
       above = draw.trigger->range_above.micros();
       up_to = draw.trigger->range_up_to.micros();
-      point = draw.trigger->point.micros();
-      salt = Bytea{draw.trigger->salt};
       commitment = Bytea{draw.trigger->commitment};
+      trigger_secrets_->add(static_cast<std::int64_t>(draw.id), draw.trigger->point.micros(),
+                            Bytea{draw.trigger->salt});
     }
     draws_->add(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
                 draw.link.value(), static_cast<std::int64_t>(draw.level),
-                std::string(to_string(draw.kind)), draw.inputs, draw.outcome, point, salt,
-                commitment, Timestamp{draw.time_us}, above, up_to);
+                std::string(to_string(draw.kind)), draw.inputs, draw.outcome, commitment,
+                Timestamp{draw.time_us}, above, up_to);
   }
   for (const TransferRecord& record : records.transfers) {
     const Transfer& t = record.transfer;

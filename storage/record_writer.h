@@ -80,6 +80,7 @@ class BatchRows {
   Table* wagers_ = nullptr;
   Table* hands_ = nullptr;
   Table* draws_ = nullptr;
+  Table* trigger_secrets_ = nullptr;
   Table* transfers_ = nullptr;
   Table* payouts_ = nullptr;
   Table* payout_events_ = nullptr;

@@ -72,11 +72,12 @@ void load_links(pqxx::transaction_base& tx, StoredState& state) {
            "    SELECT d.link_id, d.level FROM draws d WHERE d.kind = 'hidden_trigger' "
            "    AND (d.link_id, d.level) > (drawn.link_id, drawn.level) "
            "    ORDER BY d.link_id, d.level LIMIT 1) next) "
-           "SELECT drawn.link_id, drawn.level, d.trigger_point_micros, d.trigger_salt, "
+           "SELECT drawn.link_id, drawn.level, s.point_micros, s.salt, "
            "d.trigger_commitment, d.trigger_above_micros, d.trigger_up_to_micros "
            "FROM drawn CROSS JOIN LATERAL ("
            "  SELECT * FROM draws d WHERE d.kind = 'hidden_trigger' AND d.link_id = drawn.link_id "
            "  AND d.level = drawn.level ORDER BY d.draw_id DESC LIMIT 1) d "
+           "JOIN jackpot_private.trigger_secrets s ON s.draw_id = d.draw_id "
            "ORDER BY drawn.link_id, drawn.level")) {
     HiddenTrigger trigger;
     trigger.point = Money::from_micros(row[2].as<std::int64_t>());

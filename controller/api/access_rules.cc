@@ -36,6 +36,7 @@ constexpr std::array kRpcAccess = {
     RpcAccess{"/jackpot.v1.AdminService/GetReconciliationReport", kAdmin, ""},
     RpcAccess{"/jackpot.v1.AdminService/TakeBalanceSnapshot", kAdmin, ""},
     RpcAccess{"/jackpot.v1.AdminService/AuditBalances", kAdmin, ""},
+    RpcAccess{"/jackpot.v1.AdminService/ReadAuditTrail", kAdmin, ""},
     RpcAccess{"/grpc.health.v1.Health/Check", kEveryRole, ""},
     RpcAccess{"/grpc.health.v1.Health/Watch", kEveryRole, ""},
     RpcAccess{"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", kAdmin, ""},

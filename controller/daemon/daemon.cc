@@ -35,6 +35,7 @@
 #include "controller/daemon/daemon_metrics.h"
 #include "controller/daemon/log_throttle.h"
 #include "controller/daemon/os_random.h"
+#include "controller/daemon/refusal_tally.h"
 #include "controller/durability/durable.h"
 #include "controller/engine/floor_loader.h"
 #include "controller/hands/paytable_loader.h"
@@ -232,11 +233,19 @@ int wait_for_signal(const sigset_t& signals) {
   return signal_number;
 }
 
-// Every refused call is counted; and logged, at most one line per 10 s with how many were held
-// back, so that a caller cannot fill the log (the count says how many there were).
-RefusalObserver refusal_observer(DaemonMetrics& metrics) {
-  return [&metrics](AccessRefusal refusal, std::string_view detail) {
+std::int64_t unix_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Every refused call is counted, and tallied for the audit trail (refusal_tally.h); and logged,
+// at most one line per 10 s with how many were held back, so that a caller cannot fill the log
+// (the count says how many there were).
+RefusalObserver refusal_observer(DaemonMetrics& metrics, RefusalTally& tally) {
+  return [&metrics, &tally](AccessRefusal refusal, std::string_view detail) {
     metrics.count_refusal(refusal);
+    tally.add(to_string(refusal), detail, unix_now_us());
     static std::mutex mutex;
     static LogThrottle throttle(std::chrono::seconds(10));
     const std::lock_guard lock(mutex);
@@ -252,8 +261,8 @@ RefusalObserver refusal_observer(DaemonMetrics& metrics) {
 // How the gRPC port is secured (transport_security.h), from the files given; null after logging
 // why when they cannot be used. Plaintext is announced loudly: no caller is authenticated.
 std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
-                                                DaemonMetrics& metrics) {
-  RefusalObserver refused = refusal_observer(metrics);
+                                                DaemonMetrics& metrics, RefusalTally& tally) {
+  RefusalObserver refused = refusal_observer(metrics, tally);
   metrics.set_plaintext(options.plaintext);
   if (options.plaintext) {
     log_line(
@@ -334,12 +343,39 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
   return made;
 }
 
+// How often refused calls go to the audit trail.
+constexpr std::chrono::seconds kRefusalInterval{60};
+
+// A kind of refused call as the audit trail's access.refused event tells it.
+storage::AuditDetail refused_detail(const RefusalTally::Kind& kind) {
+  return {{"reason", kind.reason},
+          {"detail", kind.detail},
+          {"count", std::to_string(kind.count)},
+          {"first_us", std::to_string(kind.first_us)},
+          {"last_us", std::to_string(kind.last_us)}};
+}
+
+// The refused calls since the last time, on the audit trail: at most once a minute (and at the
+// stop, record_stop), one event per kind. What cannot be recorded is said in the log; the
+// refusals stay counted in jackpotd_authorization_refusals_total.
+void record_refusals(RefusalTally& refusals, ReconciliationSource& audit,
+                     const std::string& principal) {
+  for (const RefusalTally::Kind& kind : refusals.drain()) {
+    if (const auto failure =
+            audit.append_audit_event(principal, "access.refused", refused_detail(kind))) {
+      log_line("could not record " + std::to_string(kind.count) + " refused calls (" + kind.reason +
+               ") in the audit trail: " + failure->message);
+    }
+  }
+}
+
 // The stop on the audit trail, with what is left of the grace (at least a quarter of a second):
 // the one wait a stop does not abandon early. The start's connection may have broken during an
 // outage since; a fresh one records it, unless the database has already let the stop down.
 void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& options,
                  const storage::SessionLimits& limits, const std::string& principal,
-                 const std::string& signal_name, std::chrono::steady_clock::time_point stop_by) {
+                 const std::string& signal_name, std::chrono::steady_clock::time_point stop_by,
+                 RefusalTally& refusals) {
   try {
     const auto left =
         std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -352,6 +388,9 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
       db = storage::connect(options.database_dsn, limits, "jackpotd");
     }
     auto guard = storage::DatabaseWaits::instance().guard(*db, left, /*abortable=*/false);
+    for (const RefusalTally::Kind& kind : refusals.drain()) {
+      storage::append_audit_event(*db, principal, "access.refused", refused_detail(kind));
+    }
     storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail: ") + error.what());
@@ -363,6 +402,7 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
 int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   google::protobuf::SetLogHandler(&protobuf_log);
   const std::string principal = "daemon/" + host_name();
+  RefusalTally refusals;  // Outlives the transport and the services that add to it.
   DaemonMetrics metrics(JACKPOTD_VERSION);
 
   const auto paytables = load_paytables(embedded_paytables());
@@ -386,7 +426,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
   // Before the database: a TLS file that cannot be used stops the start before it claims
   // anything.
-  const std::unique_ptr<ServerTransport> transport = make_transport(options, metrics);
+  const std::unique_ptr<ServerTransport> transport = make_transport(options, metrics, refusals);
   if (!transport) return kExitStartupFailed;
 
   const storage::SessionLimits limits{options.query_timeout, options.commit_timeout};
@@ -462,8 +502,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   StartGate gate;  // Outlives the services that read it.
-  GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics), host.get(),
-                                         durability.get(), gate);
+  GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
+                                         host.get(), durability.get(), gate);
   if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
@@ -525,6 +565,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     poller = std::thread([&] {
       std::unique_lock lock(poll_mutex);
       auto last_snapshot = std::chrono::steady_clock::now();
+      auto last_refusals = last_snapshot;
       do {
         lock.unlock();
         // A period boundary for reports, and where the next recovery starts summing.
@@ -532,6 +573,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
             std::chrono::steady_clock::now() - last_snapshot >= options.snapshot_interval) {
           last_snapshot = std::chrono::steady_clock::now();
           host->snapshot_balances(SnapshotReason::interval);
+        }
+        if (durability && std::chrono::steady_clock::now() - last_refusals >= kRefusalInterval) {
+          last_refusals = std::chrono::steady_clock::now();
+          record_refusals(refusals, *durability, principal);
         }
         refresh_health();  // Besides each change: a backstop.
         // While the database is down the gauges keep their last durable values.
@@ -603,7 +648,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   if (host) host->stop();  // Writes what the last calls gathered.
   if (poller.joinable()) poller.join();
   // Nothing after the stop's audit record waits for the database.
-  record_stop(db, options, limits, principal, signal_name, stop_by);
+  record_stop(db, options, limits, principal, signal_name, stop_by, refusals);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - stop_began);
   log_line("stopped in " + std::to_string(took.count()) + " ms");

@@ -507,6 +507,37 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
   return lines;
 }
 
+std::optional<EngineFailure> PostgresDurability::append_audit_event(
+    std::string_view principal, std::string_view action,
+    const std::vector<std::pair<std::string, std::string>>& detail) {
+  std::unique_ptr<pqxx::connection> connection;
+  std::optional<storage::DatabaseWaits::Guard> guard;
+  try {
+    connection = storage::connect(dsn_, limits_, "jackpotd-audit");
+    guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
+    storage::append_audit_event(*connection, principal, action, detail);
+  } catch (const std::exception& error) {
+    return ledger_unreadable("the audit trail's append",
+                             guard && guard->fired() ? guard->reason() : error.what());
+  }
+  return std::nullopt;
+}
+
+Result<ReconciliationSource::AuditTrailPage, EngineFailure> PostgresDurability::audit_trail(
+    std::int64_t after_seq, int limit) {
+  std::unique_ptr<pqxx::connection> connection;
+  std::optional<storage::DatabaseWaits::Guard> guard;
+  try {
+    connection = storage::connect(dsn_, limits_, "jackpotd-audit");
+    guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
+    storage::AuditPage page = storage::read_audit_page(*connection, after_seq, limit);
+    return AuditTrailPage{std::move(page.events), page.head};
+  } catch (const std::exception& error) {
+    return ledger_unreadable("the audit trail's read",
+                             guard && guard->fired() ? guard->reason() : error.what());
+  }
+}
+
 std::unique_ptr<Engine> PostgresDurability::recover(std::string& error) {
   std::optional<storage::DatabaseWaits::Guard> guard;
   try {

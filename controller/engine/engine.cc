@@ -1142,7 +1142,7 @@ MustHitByHitView Engine::award_must_hit_by(const TableState& table, RoundState& 
   round.hits.push_back({link_index, hit.level, seat, hit.amount, award, draw_id, payout_id});
   out.hits.push_back(
       {round.key, link_id, hit.level, seat, hit.amount, award.id, draw_id, payout_id});
-  return {link_id, hit.level, seat, hit.amount, draw_id, payout.state};
+  return {link_id, hit.level, seat, hit.amount, draw_id, payout.state, hit.revealed};
 }
 
 // Every wager of a lock, checked before anything changes: the seat exists, the table plays the

@@ -147,6 +147,14 @@ void to_proto(const MustHitByHitView& v, pb::MustHitByHitView* out) {
   out->set_amount_micros(v.amount.micros());
   out->set_draw_id(v.draw_id);
   if (v.payout_state) out->set_payout_state(to_proto(*v.payout_state));
+  if (v.revealed) {
+    auto* revealed = out->mutable_revealed();
+    revealed->set_point_micros(v.revealed->point.micros());
+    revealed->set_salt(v.revealed->salt.data(), v.revealed->salt.size());
+    revealed->set_commitment(v.revealed->commitment.data(), v.revealed->commitment.size());
+    revealed->set_range_above_micros(v.revealed->range_above.micros());
+    revealed->set_range_up_to_micros(v.revealed->range_up_to.micros());
+  }
 }
 
 void to_proto(const LockWagersAnswer& v, pb::LockWagersAnswer* out) {
@@ -313,6 +321,16 @@ void from_proto(const pb::MustHitByHitView& m, MustHitByHitView& out) {
   out.amount = Money::from_micros(m.amount_micros());
   out.draw_id = m.draw_id();
   if (m.has_payout_state()) out.payout_state = from_proto(m.payout_state());
+  if (m.has_revealed()) {
+    HiddenTrigger revealed;
+    revealed.point = Money::from_micros(m.revealed().point_micros());
+    std::copy(m.revealed().salt().begin(), m.revealed().salt().end(), revealed.salt.begin());
+    std::copy(m.revealed().commitment().begin(), m.revealed().commitment().end(),
+              revealed.commitment.begin());
+    revealed.range_above = Money::from_micros(m.revealed().range_above_micros());
+    revealed.range_up_to = Money::from_micros(m.revealed().range_up_to_micros());
+    out.revealed = revealed;
+  }
 }
 
 void from_proto(const pb::LockWagersAnswer& m, LockWagersAnswer& out) {
@@ -378,6 +396,12 @@ bool known(const pb::AwardView& m) {
   return engine_value(m.kind()) && (!m.has_payout_state() || engine_value(m.payout_state()));
 }
 bool known(const pb::MustHitByHitView& m) {
+  // A revealed salt and commitment are 32 bytes each, as the engine writes them: anything else
+  // is not an answer it gave.
+  if (m.has_revealed() && (m.revealed().salt().size() != TriggerSalt{}.size() ||
+                           m.revealed().commitment().size() != Sha256Digest{}.size())) {
+    return false;
+  }
   return !m.has_payout_state() || engine_value(m.payout_state());
 }
 bool known(const pb::SeatResultView& m) {

@@ -192,6 +192,9 @@ struct MustHitByHitView {
   // How the hit's payout was created: paid at once, or pending a supervisor. Empty in answers
   // kept before the codec recorded it (version 1).
   std::optional<PayoutState> payout_state = std::nullopt;
+  // On a hidden-trigger level, the point that was hit with its salt and commitment. Empty at a
+  // level that hits at its Must-Hit-By amount, and in answers kept before the codec recorded it.
+  std::optional<HiddenTrigger> revealed = std::nullopt;
   friend bool operator==(const MustHitByHitView&, const MustHitByHitView&) = default;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "controller/engine/engine.h"
+#include "journal/audit_chain.h"
 #include "meters/reconcile.h"
 
 namespace jackpot {
@@ -101,6 +102,19 @@ class ReconciliationSource {
   // Every account of every link both ways; reads the whole journal. An error says why (a
   // snapshot path that is itself inconsistent is an error naming the link).
   virtual Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() = 0;
+
+  // Appends one event to the audit trail in a transaction of its own (a report's read, refused
+  // calls): nothing when it is on record, else why not. `detail` is key/value text.
+  virtual std::optional<EngineFailure> append_audit_event(
+      std::string_view principal, std::string_view action,
+      const std::vector<std::pair<std::string, std::string>>& detail) = 0;
+  // Up to `limit` events of the audit trail after event `after_seq`, in chain order, and the
+  // chain's head as of the same snapshot.
+  struct AuditTrailPage {
+    std::vector<AuditEvent> events;
+    AuditChainPosition head;
+  };
+  virtual Result<AuditTrailPage, EngineFailure> audit_trail(std::int64_t after_seq, int limit) = 0;
 };
 
 // A link's status as its tables must hear it.

@@ -298,7 +298,7 @@ TEST_F(AdminEndToEnd, GetConfigAnswersTheFloorAndPaytablesInForce) {
   EXPECT_EQ(config.paytables(0).text(), text.str());
 
   // The operator's command line prints the same.
-  FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+  FILE* pipe = popen((std::string(JACKPOTCTL_BINARY) + " " +
                       testing::admin_tool_flags(address_, "admin/e2e") + " config")
                          .c_str(),
                      "r");

@@ -1,7 +1,7 @@
 // AdminService.AdjustMeter over real gRPC against the real daemon and PostgreSQL: an adjustment
 // moves the meter once per request id (also across a restart), every refusal answers its status
 // and changes nothing, ListMeters shows the new value, the reconciliation report still balances
-// with the adjustment under its term, and jackpotd-admin adjust does the same from the shell.
+// with the adjustment under its term, and jackpotctl adjust does the same from the shell.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -100,7 +100,7 @@ class MeterAdjustmentEndToEnd : public ::testing::Test {
   }
 
   std::pair<int, std::string> admin_tool(const std::string& command) {
-    FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+    FILE* pipe = popen((std::string(JACKPOTCTL_BINARY) + " " +
                         testing::admin_tool_flags(address_, "admin/e2e") + " " + command + " 2>&1")
                            .c_str(),
                        "r");
@@ -242,25 +242,28 @@ TEST_F(MeterAdjustmentEndToEnd, AdjustReplayRefuseReportAndRestart) {
   EXPECT_EQ(meter_micros(1), 1'024'000'000);
 
   // The operator's command line: the same, from the shell.
-  const auto [exit_code, printed] = admin_tool("adjust adj-link 1 -4.5 cli-1 'double count'");
+  const auto [exit_code, printed] =
+      admin_tool("adjust adj-link 1 -4.5 --request-id cli-1 --reason 'double count'");
   EXPECT_EQ(exit_code, 0) << printed;
   EXPECT_NE(printed.find("adj-link level 1 adjusted by -4.500000"), std::string::npos) << printed;
   EXPECT_NE(printed.find("meter 1019.500000"), std::string::npos) << printed;
   const auto [again_code, again_printed] =
-      admin_tool("adjust adj-link 1 -4.5 cli-1 'double count'");
+      admin_tool("adjust adj-link 1 -4.5 --request-id cli-1 --reason 'double count'");
   EXPECT_EQ(again_code, 0) << again_printed;
   EXPECT_EQ(again_printed, printed);
   EXPECT_EQ(meter_micros(1), 1'019'500'000);
-  const auto [refused_code, refused_printed] = admin_tool("adjust adj-link 1 0 cli-2 'nothing'");
+  const auto [refused_code, refused_printed] =
+      admin_tool("adjust adj-link 1 0 --request-id cli-2 --reason 'nothing'");
   EXPECT_EQ(refused_code, 1) << refused_printed;
-  const auto [usage_code, usage_printed] = admin_tool("adjust adj-link 1 4.1234567 cli-3 why");
+  const auto [usage_code, usage_printed] =
+      admin_tool("adjust adj-link 1 4.1234567 --request-id cli-3 --reason why");
   EXPECT_EQ(usage_code, 2) << usage_printed;
   // Amounts past what int64 micros hold are refused, never wrapped into a small adjustment
   // (18446744073710 units wrapped to 0.448384 before).
   for (const char* huge :
        {"18446744073710", "-18446744073710", "92233720368549", "9223372036855"}) {
     const auto [huge_code, huge_printed] =
-        admin_tool(std::string("adjust adj-link 1 ") + huge + " cli-4 typo");
+        admin_tool(std::string("adjust adj-link 1 ") + huge + " --request-id cli-4 --reason typo");
     EXPECT_EQ(huge_code, 2) << huge << ": " << huge_printed;
   }
   EXPECT_EQ(meter_micros(1), 1'019'500'000);

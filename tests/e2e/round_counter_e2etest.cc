@@ -140,10 +140,10 @@ class RoundCounterEndToEnd : public ::testing::Test {
     context.set_deadline(std::chrono::system_clock::now() + 10s);
     return supervisor_->RebaseRoundCounter(&context, request, response ? response : &ignored);
   }
-  // Runs jackpotd-admin against the daemon: its exit code and what it printed.
+  // Runs jackpotctl against the daemon: its exit code and what it printed.
   std::pair<int, std::string> admin(const std::string& command) {
     FILE* pipe =
-        popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+        popen((std::string(JACKPOTCTL_BINARY) + " " +
                testing::admin_tool_flags(address_, "supervisor/e2e") + " " + command + " 2>&1")
                   .c_str(),
               "r");
@@ -272,8 +272,9 @@ TEST_F(RoundCounterEndToEnd, ASupervisorRebaseLetsATableWhoseCounterRestartedPla
   EXPECT_EQ(rebase("swap-1", 0, "controller card swapped").error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
 
-  // The supervisor re-bases the counter with jackpotd-admin.
-  const auto [exit_code, printed] = admin("rebase T1 1 swap-1 'controller card swapped'");
+  // The supervisor re-bases the counter with jackpotctl.
+  const auto [exit_code, printed] =
+      admin("rebase T1 1 --request-id swap-1 --reason 'controller card swapped'");
   EXPECT_EQ(exit_code, 0) << printed;
   EXPECT_NE(printed.find("table T1: round counter re-based (epoch 1): latest round was 4, next "
                          "round id 1; by supervisor/"),
@@ -289,7 +290,8 @@ TEST_F(RoundCounterEndToEnd, ASupervisorRebaseLetsATableWhoseCounterRestartedPla
   EXPECT_EQ(other.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(other.error_message().find("was used for another re-base"), std::string::npos)
       << other.error_message();
-  const auto [other_exit, other_printed] = admin("rebase T1 7 swap-1 'controller card swapped'");
+  const auto [other_exit, other_printed] =
+      admin("rebase T1 7 --request-id swap-1 --reason 'controller card swapped'");
   EXPECT_EQ(other_exit, 1) << other_printed;
 
   // The table plays again from round 1; rounds from before the re-base answer nothing.

@@ -122,9 +122,9 @@ class TableServiceEndToEnd : public ::testing::Test {
     return ((tables_->for_table(request.table_id())).*method)(&context, request, response);
   }
 
-  // Runs jackpotd-admin against the daemon: its exit code and what it printed.
+  // Runs jackpotctl against the daemon: its exit code and what it printed.
   std::pair<int, std::string> admin(const std::string& command) {
-    FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+    FILE* pipe = popen((std::string(JACKPOTCTL_BINARY) + " " +
                         testing::admin_tool_flags(address_, "admin/e2e") + " " + command)
                            .c_str(),
                        "r");
@@ -270,7 +270,7 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
             level.end_micros());
 
   // The operator's command line prints the same report and exits 0 when everything balances.
-  FILE* pipe = popen((std::string(JACKPOTD_ADMIN_BINARY) + " " +
+  FILE* pipe = popen((std::string(JACKPOTCTL_BINARY) + " " +
                       testing::admin_tool_flags(address_, "admin/e2e") + " report")
                          .c_str(),
                      "r");
@@ -288,7 +288,7 @@ TEST_F(TableServiceEndToEnd, HundredsOfRoundsKeepTheMeterExact) {
   EXPECT_EQ(level.start_through_transfer_id(), 0u);
 
   // The full re-sum agrees with what recovery would read (the latest snapshot and after it).
-  const auto [audit_exit, audit_printed] = admin("audit");
+  const auto [audit_exit, audit_printed] = admin("balances");
   EXPECT_EQ(audit_exit, 0) << audit_printed;
   EXPECT_NE(audit_printed.find("CONSISTENT"), std::string::npos) << audit_printed;
 }
@@ -352,7 +352,7 @@ TEST_F(TableServiceEndToEnd, ATransferLostBehindTheDaemonsBackShowsInTheReportAn
   EXPECT_FALSE(report.levels(0).balanced());
   EXPECT_EQ(report.levels(0).difference_micros(), 300'000);
 
-  const auto [audit_exit, audit_printed] = admin("audit");
+  const auto [audit_exit, audit_printed] = admin("balances");
   EXPECT_EQ(audit_exit, 3) << audit_printed;
   EXPECT_NE(audit_printed.find("INCONSISTENT"), std::string::npos) << audit_printed;
 }

@@ -307,6 +307,56 @@ TEST(Migrations, KeptCommandsAreInAFormatVersionJackpotdReads) {
             std::string::npos);
 }
 
+// Migration 22 on a database with history: the audit events already written are chained in the
+// order they were written, new ones follow them, and the hidden points already drawn leave
+// `draws` for the private schema with their salts.
+TEST(Migrations, TheAuditChainTakesInTheEventsAndPointsAlreadyWritten) {
+  TestDatabase database;
+  auto connection = database.connect();
+  const auto& all = embedded_migrations();
+  ASSERT_GE(all.size(), 22U);
+  apply_migrations(*connection, std::vector<Migration>(all.begin(), all.begin() + 21));
+  append_audit_event(*connection, "daemon/old", "daemon.start", {{"floor_version", "1"}});
+  append_audit_event(*connection, "admin/ops", "link.status", {{"reason", "before \"22\""}});
+  {
+    pqxx::work tx(*connection);
+    tx.exec(
+        "INSERT INTO links (link_id, levels) VALUES ('L', 2);"
+        "INSERT INTO draws (draw_id, link_id, level, kind, inputs, outcome, trigger_point_micros, "
+        "trigger_salt, trigger_commitment, drawn_at, trigger_above_micros, trigger_up_to_micros) "
+        "VALUES (1, 'L', 2, 'hidden_trigger', 'above=50 up_to=250', 'committed', 123450000, "
+        "decode(repeat('ab', 32), 'hex'), decode(repeat('cd', 32), 'hex'), now(), 50000000, "
+        "250000000)");
+    tx.commit();
+  }
+  apply_migrations(*connection);
+  append_audit_event(*connection, "daemon/new", "daemon.stop", {{"signal", "SIGTERM"}});
+
+  AuditChainPosition at;
+  const AuditPage page = read_audit_page(*connection, 0, 100);
+  ASSERT_EQ(page.events.size(), 3u);
+  for (const AuditEvent& event : page.events) {
+    EXPECT_EQ(audit_chain_break(at, event), std::nullopt);
+    at = {event.seq, event.hash};
+  }
+  EXPECT_EQ(page.events[0].action, "daemon.start");
+  EXPECT_EQ(page.events[2].action, "daemon.stop");
+  EXPECT_EQ(audit_head_break(at, page.head), std::nullopt);
+
+  pqxx::read_transaction tx(*connection);
+  const auto secret = tx.exec1(
+      "SELECT point_micros, encode(salt, 'hex') FROM jackpot_private.trigger_secrets "
+      "WHERE draw_id = 1");
+  EXPECT_EQ(secret[0].as<std::int64_t>(), 123'450'000);
+  std::string salt;
+  for (int i = 0; i < 32; ++i) salt += "ab";
+  EXPECT_EQ(secret[1].as<std::string>(), salt);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM information_schema.columns WHERE table_name = 'draws' "
+                     "AND column_name IN ('trigger_point_micros', 'trigger_salt')")[0]
+                .as<int>(),
+            0);
+}
+
 TEST(FloorVersions, OneVersionPerDistinctFloorKeptAsWritten) {
   TestDatabase database;
   auto connection = database.connect();

@@ -13,6 +13,9 @@
 #include "controller/durability/recovery.h"
 #include "controller/engine/engine.h"
 #include "controller/hands/paytable_loader.h"
+#include "journal/audit_chain.h"
+#include "meters/hidden_trigger.h"
+#include "storage/audit.h"
 #include "storage/commit_connection.h"
 #include "storage/migrations.h"
 #include "storage/record_writer.h"
@@ -378,8 +381,9 @@ TEST_F(RecordWriterTest, HiddenTriggerCommitmentsVerifyFromTheDatabase) {
   play_rounds(200);
   pqxx::read_transaction tx(*connection_);
   const auto rows = tx.exec(
-      "SELECT trigger_point_micros, encode(trigger_salt, 'hex'), "
-      "encode(trigger_commitment, 'hex') FROM draws WHERE kind = 'hidden_trigger'");
+      "SELECT s.point_micros, encode(s.salt, 'hex'), encode(d.trigger_commitment, 'hex') "
+      "FROM draws d JOIN jackpot_private.trigger_secrets s USING (draw_id) "
+      "WHERE d.kind = 'hidden_trigger'");
   ASSERT_GT(rows.size(), 1u);
   for (const auto& row : rows) {
     const Money point = Money::from_micros(row[0].as<std::int64_t>());
@@ -425,7 +429,8 @@ TEST_F(RecordWriterTest, TheSchemaRefusesDuplicatesEditsAndDoublePayment) {
     pqxx::read_transaction catalog(*connection_);
     const auto unguarded = catalog.exec(
         "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'schema_migrations' "
+        "WHERE n.nspname IN ('public', 'jackpot_private') AND c.relkind = 'r' "
+        "AND c.relname NOT IN ('schema_migrations', 'audit_chain_head') "
         "AND (SELECT count(*) FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid "
         "     WHERE t.tgrelid = c.oid AND p.proname = 'jackpot_forbid_change' "
         "     AND (t.tgtype & 1 = 1 AND t.tgtype & 2 = 2 AND t.tgtype & 24 = 24 "  // row, before,
@@ -803,6 +808,172 @@ TEST_F(RecordWriterTest, ABinaryBatchRefusesNulAndOversizedIntegers) {
   ASSERT_EQ(rows.size(), 1U);
   EXPECT_EQ(rows[0][0].as<std::string>(), "closed");
   EXPECT_EQ(rows[0][1].as<std::string>(), "why");
+}
+
+// The whole audit trail walked page by page as `jackpotctl audit verify` walks it: the first
+// break, or nothing when every event follows the one before and the walk ends at the head.
+std::optional<std::string> first_audit_break(pqxx::transaction_base& tx,
+                                             std::vector<AuditEvent>* events = nullptr) {
+  AuditChainPosition at;
+  for (;;) {
+    const storage::AuditPage page = storage::read_audit_page(tx, at.seq, 50);
+    for (const AuditEvent& event : page.events) {
+      if (auto broken = audit_chain_break(at, event)) return broken;
+      at = {event.seq, event.hash};
+      if (events != nullptr) events->push_back(event);
+    }
+    if (page.events.size() < 50) return audit_head_break(at, page.head);
+  }
+}
+
+std::string detail_field(const AuditEvent& event, const std::string& key) {
+  const std::string quoted = "\"" + key + "\": \"";
+  const auto start = event.detail.find(quoted);
+  if (start == std::string::npos) return "";
+  const auto from = start + quoted.size();
+  return event.detail.substr(from, event.detail.find('"', from) - from);
+}
+
+TEST_F(RecordWriterTest, TheAuditTrailChainsEveryActInItsOwnTransaction) {
+  play_rounds(200);
+  pqxx::read_transaction tx(*connection_);
+  std::vector<AuditEvent> events;
+  EXPECT_EQ(first_audit_break(tx, &events), std::nullopt);
+  std::map<std::string, int> actions;
+  for (const AuditEvent& event : events) ++actions[event.action];
+  for (const char* action : {"round.commands", "round.void", "payout.approve", "payout.reject",
+                             "must_hit_by.commit", "must_hit_by.hit"}) {
+    EXPECT_GT(actions[action], 0) << action;
+  }
+  // The round commands counted per table and batch add up to the journal's round events.
+  int counted = 0;
+  for (const AuditEvent& event : events) {
+    if (event.action != "round.commands") continue;
+    for (const char* phase : {"opened", "locked", "settled", "voided"}) {
+      counted += std::stoi(detail_field(event, phase));
+    }
+  }
+  EXPECT_EQ(counted, tx.exec1("SELECT count(*) FROM round_events")[0].as<int>());
+  EXPECT_EQ(actions["round.void"],
+            tx.exec1("SELECT count(*) FROM round_events WHERE phase = 'voided'")[0].as<int>());
+  // Each hit reveals the point and salt of a commitment the chain holds from before it.
+  std::map<std::string, std::pair<std::int64_t, std::string>> commitments;  // By draw id.
+  int revealed = 0;
+  for (const AuditEvent& event : events) {
+    if (event.action == "must_hit_by.commit") {
+      commitments[detail_field(event, "draw_id")] = {event.seq, detail_field(event, "commitment")};
+    }
+    if (event.action != "must_hit_by.hit") continue;
+    ++revealed;
+    const auto committed = commitments.find(detail_field(event, "trigger_draw_id"));
+    ASSERT_NE(committed, commitments.end()) << event.detail;
+    EXPECT_LT(committed->second.first, event.seq);
+    EXPECT_EQ(detail_field(event, "commitment"), committed->second.second);
+    const std::string salt_hex = detail_field(event, "salt");
+    TriggerSalt salt{};
+    ASSERT_EQ(salt_hex.size(), 64u);
+    for (std::size_t i = 0; i < salt.size(); ++i) {
+      salt[i] = static_cast<std::uint8_t>(std::stoi(salt_hex.substr(2 * i, 2), nullptr, 16));
+    }
+    const Money point = Money::from_micros(std::stoll(detail_field(event, "point_micros")));
+    EXPECT_EQ(to_hex(trigger_commitment(point, salt)), committed->second.second);
+    EXPECT_EQ(point.micros(), std::stoll(detail_field(event, "amount_micros")));
+  }
+  EXPECT_EQ(revealed, tx.exec1("SELECT count(*) FROM must_hit_by_hits")[0].as<int>());
+  // The approvals and rejections name their supervisor and request id.
+  for (const AuditEvent& event : events) {
+    if (event.action == "payout.approve") {
+      EXPECT_EQ(event.principal, "supervisor/S1");
+    }
+    if (event.action == "payout.reject") {
+      EXPECT_EQ(event.principal, "supervisor/S2");
+      EXPECT_EQ(detail_field(event, "reason"), "camera review");
+    }
+    if (event.action.starts_with("payout.")) {
+      EXPECT_NE(detail_field(event, "request_id"), "");
+    }
+  }
+}
+
+TEST_F(RecordWriterTest, TamperingWithTheAuditTrailIsFound) {
+  play_rounds(20);
+  struct Tamper {
+    const char* what;
+    const char* sql;
+    const char* found;
+  };
+  const Tamper tampers[] = {
+      {"a detail rewritten",
+       "UPDATE audit_log SET detail = detail || '{\"edited\": \"1\"}' "
+       "WHERE seq = 5",
+       "event 5 ("},
+      {"a principal rewritten", "UPDATE audit_log SET principal = 'admin/x' WHERE seq = 3",
+       "event 3 ("},
+      {"a time moved", "UPDATE audit_log SET at = at - interval '1 hour' WHERE seq = 4",
+       "event 4 ("},
+      {"an event removed", "DELETE FROM audit_log WHERE seq = 7", "event 8 follows event 6"},
+      {"the last events removed",
+       "DELETE FROM audit_log WHERE seq > (SELECT seq - 2 FROM audit_chain_head)",
+       "events are missing from the end"},
+      {"an event rewritten with its own hash recomputed",
+       "UPDATE audit_log SET principal = 'admin/x', hash = jackpot_audit_hash(prev_hash, seq, at, "
+       "'admin/x', action, detail) WHERE seq = 6",
+       "event 7 names"},
+      {"two events swapped",
+       "UPDATE audit_log SET seq = CASE seq WHEN 9 THEN 10 ELSE 9 END "
+       "WHERE seq IN (9, 10)",
+       "event 9 names"},
+  };
+  for (const Tamper& tamper : tampers) {
+    pqxx::work tx(*connection_);
+    ASSERT_EQ(first_audit_break(tx), std::nullopt) << tamper.what;
+    // Someone with the rights of the tables' owner: the append-only rule is a trigger they
+    // can switch off, which is what the chain is for.
+    tx.exec("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only");
+    // A swap of two events' numbers passes through a moment where both hold one number.
+    tx.exec("ALTER TABLE audit_log DROP CONSTRAINT audit_log_seq_unique");
+    tx.exec(tamper.sql);
+    const auto broken = first_audit_break(tx);
+    ASSERT_NE(broken, std::nullopt) << tamper.what;
+    EXPECT_NE(broken->find(tamper.found), std::string::npos) << tamper.what << ": " << *broken;
+    tx.abort();
+  }
+}
+
+TEST_F(RecordWriterTest, AReportingRoleReadsCommitmentsButNeverAHiddenPoint) {
+  play_rounds(60);
+  pqxx::work tx(*connection_);
+  const std::string role =
+      "jackpot_reporting_" + tx.exec1("SELECT current_database()")[0].as<std::string>();
+  tx.exec("CREATE ROLE " + tx.quote_name(role) + " NOLOGIN");
+  tx.exec("GRANT USAGE ON SCHEMA public TO " + tx.quote_name(role));
+  tx.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + tx.quote_name(role));
+  // The points still hidden: the newest commitment of each hidden-trigger level.
+  const auto hidden = tx.exec(
+      "SELECT DISTINCT ON (link_id, level) draw_id::text FROM draws "
+      "WHERE kind = 'hidden_trigger' ORDER BY link_id, level, draw_id DESC");
+  ASSERT_FALSE(hidden.empty());
+  tx.exec("SET LOCAL ROLE " + tx.quote_name(role));
+  EXPECT_GT(
+      tx.exec1("SELECT count(*) FROM draws WHERE trigger_commitment IS NOT NULL")[0].as<int>(), 0);
+  // No column of the journal holds a point; the audit trail reveals only points already hit.
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM information_schema.columns WHERE table_schema = "
+                     "'public' AND (column_name LIKE '%point%' OR column_name LIKE '%salt%')")[0]
+                .as<int>(),
+            0);
+  for (const auto& row : hidden) {
+    EXPECT_EQ(tx.exec_params1("SELECT count(*) FROM audit_log WHERE detail->>'trigger_draw_id' = "
+                              "$1",
+                              row[0].as<std::string>())[0]
+                  .as<int>(),
+              0);
+  }
+  for (const char* read : {"SELECT point_micros FROM jackpot_private.trigger_secrets",
+                           "SELECT count(*) FROM jackpot_private.trigger_secrets"}) {
+    pqxx::subtransaction attempt(tx, "secrets");
+    EXPECT_THROW(attempt.exec(read), pqxx::insufficient_privilege) << read;
+  }
+  tx.abort();
 }
 
 }  // namespace

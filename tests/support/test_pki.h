@@ -89,7 +89,7 @@ class StubsByPrincipal {
   std::map<std::string, std::unique_ptr<typename Service::Stub>> stubs_;
 };
 
-// jackpotd-admin's connection flags to reach `address` as `principal` with the site's
+// jackpotctl's connection flags to reach `address` as `principal` with the site's
 // certificates ("--target ADDR --pki DIR --as PRINCIPAL"), the certificate made first.
 std::string admin_tool_flags(const std::string& address, const std::string& principal);
 

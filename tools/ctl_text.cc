@@ -1,0 +1,164 @@
+#include "tools/ctl_text.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "meters/hidden_trigger.h"
+
+namespace jackpot::tools {
+namespace {
+
+std::optional<std::int64_t> digits(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  std::int64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+std::int64_t days_from_civil(std::int64_t year, std::int64_t month, std::int64_t day) {
+  year -= month <= 2 ? 1 : 0;
+  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const std::int64_t year_of_era = year - era * 400;
+  const std::int64_t day_of_year = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const std::int64_t day_of_era =
+      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+bool leap(std::int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
+
+std::int64_t days_in_month(std::int64_t year, std::int64_t month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && leap(year) ? 29 : kDays[month - 1];
+}
+
+}  // namespace
+
+std::string money_text(std::int64_t micros) {
+  const bool negative = micros < 0;
+  const std::uint64_t magnitude =
+      negative ? 0 - static_cast<std::uint64_t>(micros) : static_cast<std::uint64_t>(micros);
+  char text[48];
+  std::snprintf(text, sizeof text, "%s%llu.%06llu", negative ? "-" : "",
+                static_cast<unsigned long long>(magnitude / 1'000'000),
+                static_cast<unsigned long long>(magnitude % 1'000'000));
+  return text;
+}
+
+std::optional<std::int64_t> parse_time(std::string_view text) {
+  if (text.find('-') == std::string_view::npos) {
+    const auto seconds = digits(text);
+    if (!seconds || *seconds > 253'402'300'799) return std::nullopt;  // 9999-12-31T23:59:59Z.
+    return seconds;
+  }
+  // YYYY-MM-DD, then optionally THH:MM[:SS]Z.
+  if (text.size() < 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  const auto year = digits(text.substr(0, 4));
+  const auto month = digits(text.substr(5, 2));
+  const auto day = digits(text.substr(8, 2));
+  if (!year || !month || !day || *year < 1970 || *month < 1 || *month > 12 || *day < 1 ||
+      *day > days_in_month(*year, *month)) {
+    return std::nullopt;
+  }
+  std::int64_t hour = 0, minute = 0, second = 0;
+  std::string_view rest = text.substr(10);
+  if (!rest.empty()) {
+    if ((rest.size() != 7 && rest.size() != 10) || rest[0] != 'T' || rest[3] != ':' ||
+        rest.back() != 'Z' || (rest.size() == 10 && rest[6] != ':')) {
+      return std::nullopt;
+    }
+    const auto h = digits(rest.substr(1, 2));
+    const auto m = digits(rest.substr(4, 2));
+    const auto s = rest.size() == 10 ? digits(rest.substr(7, 2)) : std::optional<std::int64_t>(0);
+    if (!h || !m || !s || *h > 23 || *m > 59 || *s > 59) return std::nullopt;
+    hour = *h;
+    minute = *m;
+    second = *s;
+  }
+  return days_from_civil(*year, *month, *day) * 86'400 + hour * 3'600 + minute * 60 + second;
+}
+
+std::string time_text(std::int64_t unix_us) {
+  std::int64_t seconds = unix_us / 1'000'000;
+  std::int64_t micros = unix_us % 1'000'000;
+  if (micros < 0) {
+    micros += 1'000'000;
+    --seconds;
+  }
+  const auto time = static_cast<std::time_t>(seconds);
+  std::tm utc{};
+  gmtime_r(&time, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(micros));
+  return text;
+}
+
+std::optional<std::vector<std::uint8_t>> parse_hex(std::string_view text, std::size_t size) {
+  if (text.size() != 2 * size) return std::nullopt;
+  const auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0; i < size; ++i) {
+    const int high = nibble(text[2 * i]);
+    const int low = nibble(text[2 * i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes.push_back(static_cast<std::uint8_t>(high * 16 + low));
+  }
+  return bytes;
+}
+
+std::optional<std::string> trigger_mismatch(std::int64_t point_micros,
+                                            const std::vector<std::uint8_t>& salt,
+                                            const std::vector<std::uint8_t>& commitment) {
+  TriggerSalt salt_bytes{};
+  Sha256Digest committed{};
+  if (salt.size() != salt_bytes.size()) return "the salt is not 32 bytes";
+  if (commitment.size() != committed.size()) return "the commitment is not 32 bytes";
+  std::copy(salt.begin(), salt.end(), salt_bytes.begin());
+  std::copy(commitment.begin(), commitment.end(), committed.begin());
+  const Sha256Digest opened = trigger_commitment(Money::from_micros(point_micros), salt_bytes);
+  if (opened == committed) return std::nullopt;
+  return "SHA-256 of the point and salt is " + to_hex(opened) + ", not the commitment " +
+         to_hex(committed);
+}
+
+std::optional<AuditChainPosition> parse_anchor(std::string_view text) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const auto seq = digits(text.substr(0, colon));
+  const auto hash = parse_hex(text.substr(colon + 1), 32);
+  if (!seq || *seq < 1 || !hash) return std::nullopt;
+  AuditChainPosition anchor;
+  anchor.seq = *seq;
+  std::copy(hash->begin(), hash->end(), anchor.hash.begin());
+  return anchor;
+}
+
+bool AuditWalk::feed(const AuditEvent& event) {
+  if (auto broken = audit_chain_break(at_, event)) {
+    broken_ = std::move(*broken);
+    return false;
+  }
+  at_ = {event.seq, event.hash};
+  return true;
+}
+
+bool AuditWalk::finish(const AuditChainPosition& head) {
+  if (auto broken = audit_head_break(at_, head)) {
+    broken_ = std::move(*broken);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jackpot::tools

@@ -1,0 +1,755 @@
+// jackpotctl: the command line of jackpotd's admins and supervisors (AdminService,
+// SupervisorService), over mutual TLS as the principal whose certificate ops/pki made.
+// `jackpotctl --help` and `jackpotctl COMMAND --help` say what each command does; the exit codes
+// are in kExitCodes below (and every --help's footer).
+#include <grpcpp/grpcpp.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
+#include "meters/digest.h"
+#include "meters/money.h"
+#include "tools/client_identity.h"
+#include "tools/ctl_text.h"
+
+namespace {
+
+namespace pb = ::jackpot::v1;
+using jackpot::tools::money_text;
+
+constexpr int kOk = 0;
+constexpr int kRefused = 1;      // jackpotd answered with an error.
+constexpr int kUsage = 2;        // The command line is wrong, or a file cannot be read.
+constexpr int kCheckFailed = 3;  // A check found a problem: unbalanced, broken chain, mismatch.
+constexpr int kUnavailable = 4;  // No answer in time, or UNAVAILABLE: retry later.
+
+constexpr const char* kExitCodes =
+    "Exit codes: 0 done; 1 jackpotd refused the request (its status and message are printed);\n"
+    "2 the command line is wrong or a certificate file cannot be read; 3 a check found a\n"
+    "problem (a level that does not balance, balances that disagree, a broken audit chain, a\n"
+    "trigger that does not match its commitment); 4 no answer within --deadline, or\n"
+    "UNAVAILABLE (jackpotd stopped or unreachable, starting, or its database is down): retry.";
+
+const char* code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+// Where and as whom to call, and how long to wait for each answer.
+struct Session {
+  jackpot::tools::Connection connection;
+  std::string principal;
+  double deadline_seconds = 10;
+  std::shared_ptr<grpc::Channel> channel;
+
+  std::unique_ptr<grpc::ClientContext> context() const {
+    auto made = std::make_unique<grpc::ClientContext>();
+    made->set_deadline(
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<std::int64_t>(deadline_seconds * 1e6)));
+    return made;
+  }
+};
+
+int failed(const grpc::Status& status) {
+  std::fprintf(stderr, "jackpotctl: %s: %s\n", code_name(status.error_code()),
+               status.error_message().c_str());
+  const bool retry = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+                     status.error_code() == grpc::StatusCode::UNAVAILABLE;
+  return retry ? kUnavailable : kRefused;
+}
+
+std::string time_of(const google::protobuf::Timestamp& time) {
+  return jackpot::tools::time_text(time.seconds() * 1'000'000 + time.nanos() / 1000);
+}
+
+std::string hex_of(const std::string& bytes) {
+  return jackpot::to_hex(std::span<const std::uint8_t>(
+      reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+}
+
+// ---- AdminService ---------------------------------------------------------------------------
+
+int meters(Session& session, const std::vector<std::string>& links) {
+  pb::ListMetersRequest request;
+  for (const auto& link : links) request.add_link_ids(link);
+  pb::ListMetersResponse response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->ListMeters(session.context().get(), request, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf("%-16s %5s  %-24s %20s %20s\n", "link", "level", "name", "meter", "reserve");
+  for (const auto& level : response.levels()) {
+    std::printf("%-16s %5u  %-24s %20s %20s\n", level.link_id().c_str(), level.level(),
+                level.name().c_str(), money_text(level.meter_micros()).c_str(),
+                money_text(level.reserve_micros()).c_str());
+  }
+  for (const auto& trigger : response.trigger_commitments()) {
+    std::printf("%s level %u: hidden trigger in (%s, %s], commitment %s\n",
+                trigger.link_id().c_str(), trigger.level(),
+                money_text(trigger.above_micros()).c_str(),
+                money_text(trigger.up_to_micros()).c_str(), hex_of(trigger.commitment()).c_str());
+  }
+  return kOk;
+}
+
+int config(Session& session, bool paytables) {
+  pb::GetConfigResponse response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->GetConfig(session.context().get(), {}, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf("# floor %s, version %llu, sha256 %s (jackpotd %s)\n", response.floor_file().c_str(),
+              static_cast<unsigned long long>(response.config_version()),
+              response.floor_sha256().c_str(), response.daemon_version().c_str());
+  std::printf("%s", response.config_text().c_str());
+  for (const auto& paytable : response.paytables()) {
+    if (!paytables) {
+      std::printf("# uses paytable %s\n", paytable.paytable_id().c_str());
+    } else {
+      std::printf("# paytable %s\n%s", paytable.paytable_id().c_str(), paytable.text().c_str());
+    }
+  }
+  return kOk;
+}
+
+int link_status(Session& session, const std::string& link, bool open, const std::string& reason) {
+  pb::SetLinkStatusRequest request;
+  request.set_link_id(link);
+  request.set_status(open ? pb::LINK_STATUS_OPEN : pb::LINK_STATUS_CLOSED);
+  request.set_reason(reason);
+  pb::SetLinkStatusResponse response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->SetLinkStatus(session.context().get(), request, &response);
+      !status.ok()) {
+    return failed(status);
+  }
+  std::printf("link %s is %s\n", link.c_str(), open ? "open" : "closed");
+  return kOk;
+}
+
+int adjust(Session& session, const std::string& link, std::uint32_t level,
+           const std::string& amount_text, const std::string& request_id,
+           const std::string& reason) {
+  // The engine's own parser: digits with at most six decimals, bounded (no wrap-around).
+  const auto amount = jackpot::Money::parse(amount_text);
+  if (!amount) {
+    std::fprintf(stderr,
+                 "jackpotctl: AMOUNT is currency units with at most six decimals, e.g. 25 or "
+                 "-0.01, not '%s'\n",
+                 amount_text.c_str());
+    return kUsage;
+  }
+  pb::AdjustMeterRequest request;
+  request.set_link_id(link);
+  request.set_level(level);
+  request.set_amount_micros(amount->micros());
+  request.set_request_id(request_id);
+  request.set_reason(reason);
+  pb::AdjustMeterResponse response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->AdjustMeter(session.context().get(), request, &response); !status.ok()) {
+    return failed(status);
+  }
+  const auto& balance = response.balance();
+  std::printf("%s level %u adjusted by %s (transfer %llu): meter %s, reserve %s\n",
+              balance.link_id().c_str(), balance.level(), money_text(amount->micros()).c_str(),
+              static_cast<unsigned long long>(response.transfer_id()),
+              money_text(balance.meter_micros()).c_str(),
+              money_text(balance.reserve_micros()).c_str());
+  return kOk;
+}
+
+int report(Session& session, const std::optional<std::string>& from,
+           const std::optional<std::string>& to, const std::vector<std::string>& links) {
+  pb::ReconciliationReportRequest request;
+  for (const auto& [text, time] :
+       {std::pair{from, request.mutable_from_time()}, std::pair{to, request.mutable_to_time()}}) {
+    if (!text) continue;
+    const auto seconds = jackpot::tools::parse_time(*text);
+    if (!seconds) {
+      std::fprintf(stderr,
+                   "jackpotctl: '%s' is not a time: give Unix seconds (1764547200) or UTC as "
+                   "2025-12-01, 2025-12-01T08:00Z or 2025-12-01T08:00:00Z\n",
+                   text->c_str());
+      return kUsage;
+    }
+    time->set_seconds(*seconds);
+  }
+  if (!from) request.clear_from_time();
+  if (!to) request.clear_to_time();
+  for (const auto& link : links) request.add_link_ids(link);
+  pb::ReconciliationReport response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->GetReconciliationReport(session.context().get(), request, &response);
+      !status.ok()) {
+    return failed(status);
+  }
+  bool all_balanced = true;
+  for (const auto& level : response.levels()) {
+    const std::string verdict =
+        level.balanced() ? "BALANCED"
+                         : "DOES NOT BALANCE by " + money_text(level.difference_micros());
+    std::printf(
+        "%s level %u: start %s + contributions %s + seeds %s + overflow in %s + "
+        "adjustments %s - awards %s - overflow out %s = end %s  %s  (transfers after %llu "
+        "through %llu; snapshots at %s and %s)\n",
+        level.link_id().c_str(), level.level(), money_text(level.start_micros()).c_str(),
+        money_text(level.contributions_micros()).c_str(), money_text(level.seeds_micros()).c_str(),
+        money_text(level.overflow_in_micros()).c_str(),
+        money_text(level.adjustments_micros()).c_str(), money_text(level.awards_micros()).c_str(),
+        money_text(level.overflow_out_micros()).c_str(), money_text(level.end_micros()).c_str(),
+        verdict.c_str(), static_cast<unsigned long long>(level.start_through_transfer_id()),
+        static_cast<unsigned long long>(level.end_through_transfer_id()),
+        level.has_start_snapshot_time() ? time_of(level.start_snapshot_time()).c_str()
+                                        : "the beginning",
+        time_of(level.end_snapshot_time()).c_str());
+    all_balanced = all_balanced && level.balanced();
+  }
+  return all_balanced ? kOk : kCheckFailed;
+}
+
+int snapshot(Session& session) {
+  pb::TakeBalanceSnapshotResponse response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->TakeBalanceSnapshot(session.context().get(), {}, &response);
+      !status.ok()) {
+    return failed(status);
+  }
+  for (const auto& link : response.links()) {
+    std::printf("%s: balances through transfer %llu\n", link.link_id().c_str(),
+                static_cast<unsigned long long>(link.through_transfer_id()));
+  }
+  return kOk;
+}
+
+int balances(Session& session) {
+  pb::AuditBalancesResponse response;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  if (auto status = stub->AuditBalances(session.context().get(), {}, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::printf("%-16s %-16s %5s %20s %20s\n", "link", "account", "level", "from snapshot",
+              "full sum");
+  for (const auto& account : response.accounts()) {
+    const bool equal = account.from_snapshot_micros() == account.full_sum_micros();
+    std::printf("%-16s %-16s %5u %20s %20s%s\n", account.link_id().c_str(),
+                account.account().c_str(), account.level(),
+                money_text(account.from_snapshot_micros()).c_str(),
+                money_text(account.full_sum_micros()).c_str(), equal ? "" : "  DIFFERS");
+  }
+  std::printf("%s\n", response.consistent() ? "CONSISTENT" : "INCONSISTENT");
+  return response.consistent() ? kOk : kCheckFailed;
+}
+
+// Walks the whole audit trail a page at a time and checks every link of the chain here, not in
+// the daemon: the first event that breaks it is named.
+int audit_verify(Session& session, std::uint32_t page_size, bool print,
+                 const std::optional<std::string>& anchor_text) {
+  // A head printed by an earlier verify and kept outside the database: SEQ:HASH.
+  std::optional<jackpot::AuditChainPosition> anchor;
+  if (anchor_text) {
+    anchor = jackpot::tools::parse_anchor(*anchor_text);
+    if (!anchor) {
+      std::fprintf(stderr,
+                   "jackpotctl: --anchor is SEQ:HASH, an event number and its 64 hex digit "
+                   "hash, as verify prints its head\n");
+      return kUsage;
+    }
+  }
+  bool anchor_seen = false;
+  auto stub = pb::AdminService::NewStub(session.channel);
+  jackpot::tools::AuditWalk walk;
+  std::map<std::string, std::uint64_t> actions;
+  for (;;) {
+    pb::ReadAuditTrailRequest request;
+    request.set_after_seq(static_cast<std::uint64_t>(walk.position().seq));
+    request.set_limit(page_size);
+    pb::ReadAuditTrailResponse response;
+    if (auto status = stub->ReadAuditTrail(session.context().get(), request, &response);
+        !status.ok()) {
+      return failed(status);
+    }
+    for (const auto& wire : response.events()) {
+      jackpot::AuditEvent event;
+      event.seq = static_cast<std::int64_t>(wire.seq());
+      event.at_us = wire.time().seconds() * 1'000'000 + wire.time().nanos() / 1000;
+      event.principal = wire.principal();
+      event.action = wire.action();
+      event.detail = wire.detail_json();
+      if (wire.prev_hash().size() != 32 || wire.hash().size() != 32) {
+        std::printf("BROKEN at event %llu: its hashes are not 32 bytes\n",
+                    static_cast<unsigned long long>(wire.seq()));
+        return kCheckFailed;
+      }
+      std::copy(wire.prev_hash().begin(), wire.prev_hash().end(), event.prev_hash.begin());
+      std::copy(wire.hash().begin(), wire.hash().end(), event.hash.begin());
+      if (!walk.feed(event)) {
+        std::printf("BROKEN: %s\n", walk.broken().c_str());
+        return kCheckFailed;
+      }
+      if (anchor && event.seq == anchor->seq) {
+        anchor_seen = true;
+        if (event.hash != anchor->hash) {
+          std::printf("BROKEN: event %lld hashes to %s, not the anchor's %s\n",
+                      static_cast<long long>(event.seq), jackpot::to_hex(event.hash).c_str(),
+                      jackpot::to_hex(anchor->hash).c_str());
+          return kCheckFailed;
+        }
+      }
+      ++actions[event.action];
+      if (print) {
+        std::printf("%llu %s %s %s %s\n", static_cast<unsigned long long>(wire.seq()),
+                    time_of(wire.time()).c_str(), event.principal.c_str(), event.action.c_str(),
+                    event.detail.c_str());
+      }
+    }
+    if (static_cast<std::uint32_t>(response.events_size()) < page_size) {
+      jackpot::AuditChainPosition head;
+      head.seq = static_cast<std::int64_t>(response.head_seq());
+      if (response.head_hash().size() == head.hash.size()) {
+        std::copy(response.head_hash().begin(), response.head_hash().end(), head.hash.begin());
+      }
+      if (!walk.finish(head)) {
+        std::printf("BROKEN: %s\n", walk.broken().c_str());
+        return kCheckFailed;
+      }
+      break;
+    }
+  }
+  if (anchor && !anchor_seen) {
+    std::printf("BROKEN: the chain ends at event %lld, before the anchor's event %lld\n",
+                static_cast<long long>(walk.position().seq), static_cast<long long>(anchor->seq));
+    return kCheckFailed;
+  }
+  std::printf("VERIFIED: %lld events chained without a break%s; head %lld:%s\n",
+              static_cast<long long>(walk.position().seq), anchor ? ", the anchor among them" : "",
+              static_cast<long long>(walk.position().seq),
+              jackpot::to_hex(walk.position().hash).c_str());
+  for (const auto& [action, count] : actions) {
+    std::printf("  %-24s %llu\n", action.c_str(), static_cast<unsigned long long>(count));
+  }
+  return kOk;
+}
+
+// ---- SupervisorService ----------------------------------------------------------------------
+
+const char* state_name(pb::PayoutState state) {
+  switch (state) {
+    case pb::PAYOUT_STATE_PENDING:
+      return "PENDING";
+    case pb::PAYOUT_STATE_PAID:
+      return "PAID";
+    case pb::PAYOUT_STATE_REJECTED:
+      return "REJECTED";
+    default:
+      return "UNSPECIFIED";
+  }
+}
+
+void print_payout(const pb::Payout& payout) {
+  std::string approvals;
+  for (const auto& by : payout.approved_by()) approvals += (approvals.empty() ? "" : ",") + by;
+  std::printf(
+      "payout %llu %s: %s.%02lld on %s level %u (%s) at %s round %llu seat %u; approvals "
+      "%d of %u%s%s",
+      static_cast<unsigned long long>(payout.payout_id()), state_name(payout.state()),
+      std::to_string(payout.amount_cents() / 100).c_str(),
+      static_cast<long long>(payout.amount_cents() % 100), payout.link_id().c_str(), payout.level(),
+      payout.hand().c_str(), payout.table_id().c_str(),
+      static_cast<unsigned long long>(payout.round_id()), payout.seat(), payout.approved_by_size(),
+      payout.approvals_required(), approvals.empty() ? "" : " by ", approvals.c_str());
+  if (payout.state() == pb::PAYOUT_STATE_REJECTED) {
+    std::printf("; rejected by %s: %s", payout.rejected_by().c_str(),
+                payout.rejected_reason().c_str());
+  }
+  std::printf("; since %s\n", time_of(payout.created_time()).c_str());
+}
+
+// A live list: what waits, then each change as jackpotd commits it, until interrupted, the
+// daemon stops (exit 0) or the stream ends with an error. `--exit-when-idle` stops once nothing
+// has come for that long (scripts and tests).
+int payouts_watch(Session& session, const std::vector<std::string>& links, double idle_seconds) {
+  // The connection within the deadline; then the stream lasts as long as it is wanted.
+  if (!session.channel->WaitForConnected(
+          std::chrono::system_clock::now() +
+          std::chrono::microseconds(static_cast<std::int64_t>(session.deadline_seconds * 1e6)))) {
+    std::fprintf(stderr, "jackpotctl: UNAVAILABLE: no connection to %s within %.1f s\n",
+                 session.connection.target.c_str(), session.deadline_seconds);
+    return kUnavailable;
+  }
+  pb::WatchPendingPayoutsRequest request;
+  for (const auto& link : links) request.add_link_ids(link);
+  auto stub = pb::SupervisorService::NewStub(session.channel);
+  grpc::ClientContext context;
+  std::map<std::uint64_t, pb::Payout> waiting;
+  auto reader = stub->WatchPendingPayouts(&context, request);
+  pb::PayoutEvent event;
+  std::atomic<bool> done{false};
+  std::atomic<std::int64_t> last_us{std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count()};
+  std::thread idle;
+  if (idle_seconds > 0) {
+    idle = std::thread([&] {
+      while (!done.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
+        if (now - last_us.load() > static_cast<std::int64_t>(idle_seconds * 1e6)) {
+          context.TryCancel();
+          return;
+        }
+      }
+    });
+  }
+  while (reader->Read(&event)) {
+    last_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
+    const pb::Payout& payout = event.payout();
+    if (payout.state() == pb::PAYOUT_STATE_PENDING) {
+      waiting[payout.payout_id()] = payout;
+    } else {
+      waiting.erase(payout.payout_id());
+    }
+    print_payout(payout);
+    std::printf("  %zu waiting\n", waiting.size());
+    std::fflush(stdout);
+  }
+  const grpc::Status status = reader->Finish();
+  done = true;
+  if (idle.joinable()) idle.join();
+  if (status.ok()) return kOk;
+  if (status.error_code() == grpc::StatusCode::CANCELLED && idle_seconds > 0) return kOk;
+  return failed(status);
+}
+
+int payout_decision(Session& session, std::uint64_t payout_id, const std::string& request_id,
+                    const std::optional<std::string>& reject_reason) {
+  auto stub = pb::SupervisorService::NewStub(session.channel);
+  grpc::Status status;
+  pb::Payout payout;
+  if (reject_reason) {
+    pb::RejectPayoutRequest request;
+    request.set_payout_id(payout_id);
+    request.set_request_id(request_id);
+    request.set_reason(*reject_reason);
+    pb::RejectPayoutResponse response;
+    status = stub->RejectPayout(session.context().get(), request, &response);
+    payout = response.payout();
+  } else {
+    pb::ApprovePayoutRequest request;
+    request.set_payout_id(payout_id);
+    request.set_request_id(request_id);
+    pb::ApprovePayoutResponse response;
+    status = stub->ApprovePayout(session.context().get(), request, &response);
+    payout = response.payout();
+  }
+  if (!status.ok()) return failed(status);
+  print_payout(payout);
+  return kOk;
+}
+
+int rebase(Session& session, const std::string& table, std::uint64_t next_round,
+           const std::string& request_id, const std::string& reason) {
+  pb::RebaseRoundCounterRequest request;
+  request.set_table_id(table);
+  request.set_next_round_id(next_round);
+  request.set_request_id(request_id);
+  request.set_reason(reason);
+  pb::RebaseRoundCounterResponse response;
+  auto stub = pb::SupervisorService::NewStub(session.channel);
+  if (auto status = stub->RebaseRoundCounter(session.context().get(), request, &response);
+      !status.ok()) {
+    return failed(status);
+  }
+  std::printf(
+      "table %s: round counter re-based (epoch %llu): latest round was %llu, next round id "
+      "%llu; by %s at %s\n",
+      response.table_id().c_str(), static_cast<unsigned long long>(response.epoch()),
+      static_cast<unsigned long long>(response.last_round_id()),
+      static_cast<unsigned long long>(response.next_round_id()), response.requested_by().c_str(),
+      time_of(response.rebased_time()).c_str());
+  return kOk;
+}
+
+// ---- Local checks ---------------------------------------------------------------------------
+
+int trigger_verify(const std::string& commitment_hex, std::int64_t point_micros,
+                   const std::string& salt_hex) {
+  const auto commitment = jackpot::tools::parse_hex(commitment_hex, 32);
+  const auto salt = jackpot::tools::parse_hex(salt_hex, 32);
+  if (!commitment || !salt) {
+    std::fprintf(stderr, "jackpotctl: the %s must be 64 hex digits (32 bytes)\n",
+                 !commitment ? "commitment" : "salt");
+    return kUsage;
+  }
+  if (const auto mismatch = jackpot::tools::trigger_mismatch(point_micros, *salt, *commitment)) {
+    std::printf("MISMATCH: %s\n", mismatch->c_str());
+    return kCheckFailed;
+  }
+  std::printf("MATCHES: point %s and the salt open commitment %s\n",
+              money_text(point_micros).c_str(), commitment_hex.c_str());
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "jackpotctl: the command line of jackpotd's admins and supervisors. Every call goes over\n"
+      "mutual TLS as --as PRINCIPAL, with that principal's certificate from the directory ops/pki\n"
+      "made (--pki DIR), and waits at most --deadline seconds for its answer.",
+      "jackpotctl"};
+  app.require_subcommand(1);
+  Session session;
+  app.add_option("--target", session.connection.target, "jackpotd's gRPC address, HOST:PORT")
+      ->capture_default_str();
+  app.add_option("--pki", session.connection.pki_dir,
+                 "directory with ca.pem and ROLE-ID.pem/.key (ops/pki)");
+  app.add_option("--as", session.principal, "the principal to call as: admin/ID or supervisor/ID");
+  std::string plaintext = "off";
+  app.add_option("--plaintext", plaintext,
+                 "on: no TLS, against a daemon started with --plaintext on (development only)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--deadline", session.deadline_seconds,
+                 "seconds to wait for each answer (and for a watch's connection)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+
+  std::function<int()> run;
+  bool connects = true;
+
+  auto* meters_cmd = app.add_subcommand(
+      "meters", "every level's meter and reserve, and each hidden trigger's commitment (admin)");
+  std::vector<std::string> links;
+  meters_cmd->add_option("LINK", links, "only these links (default: every link)");
+  meters_cmd->callback([&] { run = [&] { return meters(session, links); }; });
+
+  auto* config_cmd = app.add_subcommand("config", "the floor in force and its version (admin)");
+  bool with_paytables = false;
+  config_cmd->add_flag("--paytables", with_paytables, "also print every paytable's text");
+  config_cmd->callback([&] { run = [&] { return config(session, with_paytables); }; });
+
+  auto* links_cmd =
+      app.add_subcommand("links", "open or close a link for progressive wagers (admin)");
+  links_cmd->require_subcommand(1);
+  std::string link;
+  std::string reason;
+  for (const bool open : {true, false}) {
+    auto* sub = links_cmd->add_subcommand(open ? "open" : "close",
+                                          open ? "open a link: its tables take wagers again"
+                                               : "close a link: its tables stop taking wagers");
+    sub->add_option("LINK", link, "the link")->required();
+    sub->add_option("--reason", reason, "why, for the journal and the audit trail")->required();
+    sub->callback(
+        [&, open] { run = [&, open] { return link_status(session, link, open, reason); }; });
+  }
+
+  auto* adjust_cmd = app.add_subcommand(
+      "adjust",
+      "raise or lower a meter from or back to seed funding, journaled and audited (admin); "
+      "running it again with the same --request-id applies it once");
+  std::uint32_t level = 0;
+  std::string amount;
+  std::string request_id;
+  adjust_cmd->add_option("LINK", link, "the link")->required();
+  adjust_cmd->add_option("LEVEL", level, "the level number, from 1")->required();
+  adjust_cmd
+      ->add_option("AMOUNT", amount,
+                   "currency units, at most six decimals; negative lowers (e.g. 25, -0.01)")
+      ->required()
+      ->allow_extra_args(false);
+  adjust_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
+      ->required();
+  adjust_cmd->add_option("--reason", reason, "why, for the journal and the audit trail")
+      ->required();
+  adjust_cmd->callback(
+      [&] { run = [&] { return adjust(session, link, level, amount, request_id, reason); }; });
+
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "the reconciliation of each level over a period (admin); exit 3 when one does "
+      "not balance");
+  std::optional<std::string> from;
+  std::optional<std::string> to;
+  report_cmd->add_option("--from", from,
+                         "start: Unix seconds or UTC (2025-12-01, 2025-12-01T08:00:00Z)");
+  report_cmd->add_option("--to", to, "end, as --from (default: now)");
+  report_cmd->add_option("LINK", links, "only these links (default: every link)");
+  report_cmd->callback([&] { run = [&] { return report(session, from, to, links); }; });
+
+  auto* snapshot_cmd =
+      app.add_subcommand("snapshot", "record a balance snapshot of every link now (admin)");
+  snapshot_cmd->callback([&] { run = [&] { return snapshot(session); }; });
+
+  auto* balances_cmd = app.add_subcommand(
+      "balances",
+      "every account from its snapshot and from the full journal (admin); exit 3 "
+      "when they differ");
+  balances_cmd->callback([&] { run = [&] { return balances(session); }; });
+
+  auto* audit_cmd = app.add_subcommand("audit", "the audit trail (admin)");
+  audit_cmd->require_subcommand(1);
+  auto* verify_cmd = audit_cmd->add_subcommand(
+      "verify",
+      "walk the whole hash chain and check every event here; names the first broken event "
+      "(exit 3)");
+  std::uint32_t page_size = 500;
+  bool print_events = false;
+  verify_cmd->add_option("--page", page_size, "events per call, 1..500")
+      ->check(CLI::Range(1, 500))
+      ->capture_default_str();
+  verify_cmd->add_flag("--print", print_events, "print every event as it is checked");
+  std::optional<std::string> anchor;
+  verify_cmd->add_option("--anchor", anchor,
+                         "SEQ:HASH, a head an earlier verify printed and you kept elsewhere: "
+                         "fails unless that event still hashes to HASH");
+  verify_cmd->callback(
+      [&] { run = [&] { return audit_verify(session, page_size, print_events, anchor); }; });
+
+  auto* payouts_cmd = app.add_subcommand("payouts", "payouts that wait for a supervisor");
+  payouts_cmd->require_subcommand(1);
+  auto* watch_cmd = payouts_cmd->add_subcommand(
+      "watch",
+      "a live list: every pending payout, then each change as it is committed "
+      "(supervisor); Ctrl-C ends it");
+  double idle_seconds = 0;
+  watch_cmd->add_option("--link", links, "only these links");
+  watch_cmd->add_option("--exit-when-idle", idle_seconds,
+                        "end (exit 0) once nothing has come for this many seconds");
+  watch_cmd->callback([&] { run = [&] { return payouts_watch(session, links, idle_seconds); }; });
+  std::uint64_t payout_id = 0;
+  auto* approve_cmd = payouts_cmd->add_subcommand(
+      "approve",
+      "approve a pending payout as --as (supervisor); repeating the same "
+      "--request-id answers the first answer");
+  approve_cmd->add_option("PAYOUT_ID", payout_id, "the payout")->required();
+  approve_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
+      ->required();
+  approve_cmd->callback(
+      [&] { run = [&] { return payout_decision(session, payout_id, request_id, std::nullopt); }; });
+  auto* reject_cmd = payouts_cmd->add_subcommand(
+      "reject", "reject a pending payout: the award returns to the meter (supervisor)");
+  reject_cmd->add_option("PAYOUT_ID", payout_id, "the payout")->required();
+  reject_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
+      ->required();
+  reject_cmd->add_option("--reason", reason, "why, for the journal and the audit trail")
+      ->required();
+  reject_cmd->callback(
+      [&] { run = [&] { return payout_decision(session, payout_id, request_id, reason); }; });
+
+  auto* rebase_cmd = app.add_subcommand(
+      "rebase", "re-base a table's round counter after a controller card swap (supervisor)");
+  std::string table;
+  std::uint64_t next_round = 0;
+  rebase_cmd->add_option("TABLE", table, "the table")->required();
+  rebase_cmd->add_option("NEXT_ROUND_ID", next_round, "the first round id it may open after")
+      ->required()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{INT64_MAX}));
+  rebase_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
+      ->required();
+  rebase_cmd->add_option("--reason", reason, "why, for the journal and the audit trail")
+      ->required();
+  rebase_cmd->callback(
+      [&] { run = [&] { return rebase(session, table, next_round, request_id, reason); }; });
+
+  auto* trigger_cmd = app.add_subcommand("trigger", "hidden Must-Hit-By triggers");
+  trigger_cmd->require_subcommand(1);
+  auto* trigger_verify_cmd = trigger_cmd->add_subcommand(
+      "verify",
+      "check a revealed hidden trigger against the commitment published before it (no call to "
+      "jackpotd): SHA-256(i64(point_micros) || salt) == commitment; exit 3 when not");
+  std::string commitment_hex;
+  std::string salt_hex;
+  std::int64_t point_micros = 0;
+  trigger_verify_cmd->add_option("--commitment", commitment_hex, "64 hex digits")->required();
+  trigger_verify_cmd->add_option("--point-micros", point_micros, "the revealed point, in micros")
+      ->required();
+  trigger_verify_cmd->add_option("--salt", salt_hex, "the revealed salt, 64 hex digits")
+      ->required();
+  trigger_verify_cmd->callback([&] {
+    connects = false;
+    run = [&] { return trigger_verify(commitment_hex, point_micros, salt_hex); };
+  });
+
+  // Every command's --help ends with the exit codes.
+  const std::function<void(CLI::App*)> with_footer = [&](CLI::App* command) {
+    command->footer(kExitCodes);
+    for (CLI::App* sub : command->get_subcommands({})) with_footer(sub);
+  };
+  with_footer(&app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? kOk : kUsage;
+  }
+  if (!run) {
+    std::fprintf(stderr, "jackpotctl: no command (see --help)\n");
+    return kUsage;
+  }
+  if (connects) {
+    session.connection.plaintext = plaintext == "on";
+    if (session.principal.empty()) {
+      std::fprintf(stderr, "jackpotctl: --as PRINCIPAL is required (admin/ID or supervisor/ID)\n");
+      return kUsage;
+    }
+    std::string error;
+    session.channel = jackpot::tools::channel_as(session.connection, session.principal, {}, error);
+    if (session.channel == nullptr) {
+      std::fprintf(stderr, "jackpotctl: %s\n", error.c_str());
+      return kUsage;
+    }
+  }
+  return run();
+}
