@@ -64,11 +64,12 @@ void insert_audit_event(pqxx::transaction_base& tx, std::string_view principal,
                  std::string(principal), std::string(action), json_object(detail));
 }
 
-Sha256Digest digest_of(const pqxx::field& field) {
-  const pqxx::binarystring bytes(field);
+Sha256Digest digest_of(const pqxx::field& field, const std::string& which) {
   Sha256Digest digest{};
+  if (field.is_null()) throw AuditTrailAltered(which + " is missing");
+  const pqxx::binarystring bytes(field);
   if (bytes.size() != digest.size()) {
-    throw std::runtime_error("an audit hash is " + std::to_string(bytes.size()) + " bytes, not 32");
+    throw AuditTrailAltered(which + " is " + std::to_string(bytes.size()) + " bytes, not 32");
   }
   std::copy(bytes.begin(), bytes.end(), digest.begin());
   return digest;
@@ -96,9 +97,21 @@ std::int64_t insert_floor_version(pqxx::transaction_base& tx, const std::string&
 
 void append_audit_event(pqxx::connection& connection, std::string_view principal,
                         std::string_view action, const AuditDetail& detail) {
-  pqxx::work tx(connection, "append_audit_event");
-  insert_audit_event(tx, principal, action, detail);
-  tx.commit();
+  append_audit_events(connection, {{std::string(principal), std::string(action), detail}});
+}
+
+void append_audit_events(pqxx::connection& connection, const std::vector<AuditAppend>& events) {
+  if (events.empty()) return;
+  // One statement in autocommit: the chain's head is locked only while it runs, never while a
+  // client holds a transaction open, so that no append can hold up a journal commit.
+  pqxx::nontransaction statement(connection, "append_audit_events");
+  std::string sql = "INSERT INTO audit_log (principal, action, detail) VALUES ";
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (i > 0) sql += ", ";
+    sql += "(" + statement.quote(events[i].principal) + ", " + statement.quote(events[i].action) +
+           ", " + statement.quote(json_object(events[i].detail)) + "::jsonb)";
+  }
+  statement.exec(sql);
 }
 
 std::int64_t record_floor_version(pqxx::connection& connection, const std::string& floor_text) {
@@ -130,20 +143,29 @@ AuditPage read_audit_page(pqxx::transaction_base& tx, std::int64_t after_seq, in
   AuditPage page;
   for (const auto& row : tx.exec_params(
            "SELECT seq, (extract(epoch FROM at) * 1000000)::bigint, principal, action, "
-           "detail::text, prev_hash, hash FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
+           "detail::text, prev_hash, hash, id FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
            after_seq, limit)) {
     AuditEvent event;
+    if (row[0].is_null() || row[1].is_null() || row[2].is_null() || row[3].is_null() ||
+        row[4].is_null()) {
+      throw AuditTrailAltered("the audit event with id " + row[7].as<std::string>() +
+                              " has a column emptied");
+    }
     event.seq = row[0].as<std::int64_t>();
     event.at_us = row[1].as<std::int64_t>();
     event.principal = row[2].as<std::string>();
     event.action = row[3].as<std::string>();
     event.detail = row[4].as<std::string>();
-    event.prev_hash = digest_of(row[5]);
-    event.hash = digest_of(row[6]);
+    const std::string which = "the hash of audit event " + std::to_string(event.seq);
+    event.prev_hash = digest_of(row[5], "the previous " + which);
+    event.hash = digest_of(row[6], which);
     page.events.push_back(std::move(event));
   }
-  const auto head = tx.exec1("SELECT seq, hash FROM audit_chain_head");
-  page.head = {head[0].as<std::int64_t>(), digest_of(head[1])};
+  const auto head = tx.exec("SELECT seq, hash FROM audit_chain_head WHERE one");
+  if (head.size() != 1 || head[0][0].is_null()) {
+    throw AuditTrailAltered("the audit chain's head is missing");
+  }
+  page.head = {head[0][0].as<std::int64_t>(), digest_of(head[0][1], "the chain head's hash")};
   return page;
 }
 

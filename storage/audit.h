@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <pqxx/connection>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,10 +16,19 @@ namespace jackpot::storage {
 // Key/value details of an audit event, stored as a JSON object of strings.
 using AuditDetail = std::vector<std::pair<std::string, std::string>>;
 
-// Appends one event to the audit trail in its own transaction. `principal` is e.g.
-// "daemon/host-1" or "supervisor/S7"; `action` is dotted lower case, e.g. "daemon.start".
+// Appends one event to the audit trail in one statement of its own (autocommit: the chain's
+// head is locked only while it runs). `principal` is e.g. "daemon/host-1" or "supervisor/S7";
+// `action` is dotted lower case, e.g. "daemon.start". Text may not hold NUL (jsonb cannot).
 void append_audit_event(pqxx::connection& connection, std::string_view principal,
                         std::string_view action, const AuditDetail& detail);
+
+// Several events in one statement, in order: all are on record, or none.
+struct AuditAppend {
+  std::string principal;
+  std::string action;
+  AuditDetail detail;
+};
+void append_audit_events(pqxx::connection& connection, const std::vector<AuditAppend>& events);
 
 // Records the floor configuration the daemon runs, once per distinct text, and returns its
 // version number (the same number each time the same floor starts again).
@@ -30,6 +40,12 @@ std::int64_t record_floor_version(pqxx::connection& connection, const std::strin
 // `detail`. Returns the floor's version, 0 without a floor.
 std::int64_t record_start(pqxx::connection& connection, std::string_view principal,
                           const std::optional<std::string>& floor_text, AuditDetail detail);
+
+// A row of the audit trail that the chain's schema would refuse: altered behind the daemon's back.
+class AuditTrailAltered : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // A page of the audit trail: up to `limit` events after event `after_seq`, in chain order, and
 // the chain's head (its last event) as of the same snapshot.

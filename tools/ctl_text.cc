@@ -38,6 +38,18 @@ std::int64_t days_in_month(std::int64_t year, std::int64_t month) {
 
 }  // namespace
 
+std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t max) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::uint64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (max - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
 std::string money_text(std::int64_t micros) {
   const bool negative = micros < 0;
   const std::uint64_t magnitude =
@@ -144,7 +156,24 @@ std::optional<AuditChainPosition> parse_anchor(std::string_view text) {
   return anchor;
 }
 
+void AuditWalk::start_at(const AuditChainPosition& anchor) {
+  anchor_ = anchor;
+  at_ = {anchor.seq - 1, {}};
+}
+
 bool AuditWalk::feed(const AuditEvent& event) {
+  if (anchor_) {
+    // The anchor's event: the chain before it is not walked, so its prev_hash is taken as given.
+    const AuditChainPosition anchor = *anchor_;
+    anchor_.reset();
+    if (event.seq != anchor.seq || event.hash != anchor.hash) {
+      broken_ = "the walk starts at event " + std::to_string(event.seq) + " with hash " +
+                to_hex(event.hash) + ", not at the anchor, event " + std::to_string(anchor.seq) +
+                " with hash " + to_hex(anchor.hash);
+      return false;
+    }
+    at_.hash = event.prev_hash;
+  }
   if (auto broken = audit_chain_break(at_, event)) {
     broken_ = std::move(*broken);
     return false;

@@ -1,6 +1,6 @@
 #pragma once
 
-// What jackpotctl reads and prints, as pure functions (tests/unit/ctl_text_test.cc): amounts,
+// What jackpotctl reads and prints, as pure functions (tests/unit/audit_chain_test.cc): amounts,
 // times, hex, and the two checks it makes itself, a hidden trigger against its commitment and
 // the audit trail's chain.
 
@@ -13,6 +13,10 @@
 #include "journal/audit_chain.h"
 
 namespace jackpot::tools {
+
+// A whole number written in decimal digits only (no sign, no "0x", no spaces; leading zeros are
+// decimal: "010" is 10) and at most `max`; nothing otherwise.
+std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t max);
 
 // "12.345678" for 12,345,678 micros; "-0.010000" for -10,000.
 std::string money_text(std::int64_t micros);
@@ -40,6 +44,9 @@ std::optional<AuditChainPosition> parse_anchor(std::string_view text);
 // A walk of the audit trail, fed one page at a time in chain order (ReadAuditTrail).
 class AuditWalk {
  public:
+  // Starts the walk at `anchor`'s event instead of event 1: its first event must be that event
+  // with that hash (its own contents checked, the hash before it taken as given).
+  void start_at(const AuditChainPosition& anchor);
   // False, with the break in `broken()`, at the first event that does not follow the one before.
   bool feed(const AuditEvent& event);
   // At the end (a page shorter than asked for): false when the walk did not end at the head.
@@ -49,6 +56,7 @@ class AuditWalk {
 
  private:
   AuditChainPosition at_;
+  std::optional<AuditChainPosition> anchor_;  // Until its event is fed.
   std::string broken_;
 };
 

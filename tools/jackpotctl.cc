@@ -5,13 +5,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -289,11 +291,12 @@ int balances(Session& session) {
   return response.consistent() ? kOk : kCheckFailed;
 }
 
-// Walks the whole audit trail a page at a time and checks every link of the chain here, not in
-// the daemon: the first event that breaks it is named.
+// Walks the audit trail a page at a time and checks every link of the chain here, not in the
+// daemon: the first event that breaks it is named. With an anchor (a head printed before and
+// kept elsewhere) the walk also checks that its event still hashes the same; `from_anchor` starts
+// the walk there instead of at event 1 (what came before was verified when the anchor was made).
 int audit_verify(Session& session, std::uint32_t page_size, bool print,
-                 const std::optional<std::string>& anchor_text) {
-  // A head printed by an earlier verify and kept outside the database: SEQ:HASH.
+                 const std::optional<std::string>& anchor_text, bool from_anchor) {
   std::optional<jackpot::AuditChainPosition> anchor;
   if (anchor_text) {
     anchor = jackpot::tools::parse_anchor(*anchor_text);
@@ -303,10 +306,18 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
                    "hash, as verify prints its head\n");
       return kUsage;
     }
+  } else if (from_anchor) {
+    std::fprintf(stderr, "jackpotctl: --from-anchor needs --anchor SEQ:HASH\n");
+    return kUsage;
   }
-  bool anchor_seen = false;
+  const auto broken = [](const std::string& why) {
+    std::printf("BROKEN: %s\n", why.c_str());
+    return kCheckFailed;
+  };
   auto stub = pb::AdminService::NewStub(session.channel);
   jackpot::tools::AuditWalk walk;
+  if (from_anchor) walk.start_at(*anchor);
+  bool anchor_seen = false;
   std::map<std::string, std::uint64_t> actions;
   for (;;) {
     pb::ReadAuditTrailRequest request;
@@ -315,33 +326,31 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
     pb::ReadAuditTrailResponse response;
     if (auto status = stub->ReadAuditTrail(session.context().get(), request, &response);
         !status.ok()) {
+      // Rows the chain's schema would refuse: altered, as surely as a hash that does not match.
+      if (status.error_code() == grpc::StatusCode::DATA_LOSS) {
+        return broken(status.error_message());
+      }
       return failed(status);
     }
     for (const auto& wire : response.events()) {
+      if (wire.prev_hash().size() != 32 || wire.hash().size() != 32) {
+        return broken("event " + std::to_string(wire.seq()) + ": its hashes are not 32 bytes");
+      }
       jackpot::AuditEvent event;
       event.seq = static_cast<std::int64_t>(wire.seq());
       event.at_us = wire.time().seconds() * 1'000'000 + wire.time().nanos() / 1000;
       event.principal = wire.principal();
       event.action = wire.action();
       event.detail = wire.detail_json();
-      if (wire.prev_hash().size() != 32 || wire.hash().size() != 32) {
-        std::printf("BROKEN at event %llu: its hashes are not 32 bytes\n",
-                    static_cast<unsigned long long>(wire.seq()));
-        return kCheckFailed;
-      }
       std::copy(wire.prev_hash().begin(), wire.prev_hash().end(), event.prev_hash.begin());
       std::copy(wire.hash().begin(), wire.hash().end(), event.hash.begin());
-      if (!walk.feed(event)) {
-        std::printf("BROKEN: %s\n", walk.broken().c_str());
-        return kCheckFailed;
-      }
+      if (!walk.feed(event)) return broken(walk.broken());
       if (anchor && event.seq == anchor->seq) {
         anchor_seen = true;
         if (event.hash != anchor->hash) {
-          std::printf("BROKEN: event %lld hashes to %s, not the anchor's %s\n",
-                      static_cast<long long>(event.seq), jackpot::to_hex(event.hash).c_str(),
-                      jackpot::to_hex(anchor->hash).c_str());
-          return kCheckFailed;
+          return broken("event " + std::to_string(event.seq) + " hashes to " +
+                        jackpot::to_hex(event.hash) + ", not the anchor's " +
+                        jackpot::to_hex(anchor->hash));
         }
       }
       ++actions[event.action];
@@ -354,22 +363,20 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
     if (static_cast<std::uint32_t>(response.events_size()) < page_size) {
       jackpot::AuditChainPosition head;
       head.seq = static_cast<std::int64_t>(response.head_seq());
-      if (response.head_hash().size() == head.hash.size()) {
-        std::copy(response.head_hash().begin(), response.head_hash().end(), head.hash.begin());
+      if (response.head_hash().size() != head.hash.size()) {
+        return broken("the chain's head hash is not 32 bytes");
       }
-      if (!walk.finish(head)) {
-        std::printf("BROKEN: %s\n", walk.broken().c_str());
-        return kCheckFailed;
-      }
+      std::copy(response.head_hash().begin(), response.head_hash().end(), head.hash.begin());
+      if (!walk.finish(head)) return broken(walk.broken());
       break;
     }
   }
   if (anchor && !anchor_seen) {
-    std::printf("BROKEN: the chain ends at event %lld, before the anchor's event %lld\n",
-                static_cast<long long>(walk.position().seq), static_cast<long long>(anchor->seq));
-    return kCheckFailed;
+    return broken("the chain ends at event " + std::to_string(walk.position().seq) +
+                  ", before the anchor's event " + std::to_string(anchor->seq));
   }
-  std::printf("VERIFIED: %lld events chained without a break%s; head %lld:%s\n",
+  std::printf("VERIFIED: events %lld to %lld chained without a break%s; head %lld:%s\n",
+              static_cast<long long>(from_anchor ? anchor->seq : 1),
               static_cast<long long>(walk.position().seq), anchor ? ", the anchor among them" : "",
               static_cast<long long>(walk.position().seq),
               jackpot::to_hex(walk.position().hash).c_str());
@@ -413,64 +420,81 @@ void print_payout(const pb::Payout& payout) {
   std::printf("; since %s\n", time_of(payout.created_time()).c_str());
 }
 
-// A live list: what waits, then each change as jackpotd commits it, until interrupted, the
-// daemon stops (exit 0) or the stream ends with an error. `--exit-when-idle` stops once nothing
-// has come for that long (scripts and tests).
+// A live list: what waits, then each change as jackpotd commits it, until interrupted or the
+// daemon stops (exit 0). A stream that fell behind (RESOURCE_EXHAUSTED) or that a rebuild of the
+// controller's state ended (UNAVAILABLE after it served) is watched again at once: the list comes
+// first again. `--exit-when-idle` ends the watch once nothing has come for that long (scripts).
 int payouts_watch(Session& session, const std::vector<std::string>& links, double idle_seconds) {
-  // The connection within the deadline; then the stream lasts as long as it is wanted.
-  if (!session.channel->WaitForConnected(
-          std::chrono::system_clock::now() +
-          std::chrono::microseconds(static_cast<std::int64_t>(session.deadline_seconds * 1e6)))) {
-    std::fprintf(stderr, "jackpotctl: UNAVAILABLE: no connection to %s within %.1f s\n",
-                 session.connection.target.c_str(), session.deadline_seconds);
-    return kUnavailable;
-  }
-  pb::WatchPendingPayoutsRequest request;
-  for (const auto& link : links) request.add_link_ids(link);
-  auto stub = pb::SupervisorService::NewStub(session.channel);
-  grpc::ClientContext context;
-  std::map<std::uint64_t, pb::Payout> waiting;
-  auto reader = stub->WatchPendingPayouts(&context, request);
-  pb::PayoutEvent event;
-  std::atomic<bool> done{false};
-  std::atomic<std::int64_t> last_us{std::chrono::duration_cast<std::chrono::microseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count()};
-  std::thread idle;
-  if (idle_seconds > 0) {
-    idle = std::thread([&] {
-      while (!done.load()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count();
-        if (now - last_us.load() > static_cast<std::int64_t>(idle_seconds * 1e6)) {
-          context.TryCancel();
-          return;
-        }
-      }
-    });
-  }
-  while (reader->Read(&event)) {
-    last_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now().time_since_epoch())
-                  .count();
-    const pb::Payout& payout = event.payout();
-    if (payout.state() == pb::PAYOUT_STATE_PENDING) {
-      waiting[payout.payout_id()] = payout;
-    } else {
-      waiting.erase(payout.payout_id());
+  using Clock = std::chrono::steady_clock;
+  for (;;) {
+    // The connection within the deadline; then the stream lasts as long as it is wanted.
+    if (!session.channel->WaitForConnected(
+            std::chrono::system_clock::now() +
+            std::chrono::microseconds(static_cast<std::int64_t>(session.deadline_seconds * 1e6)))) {
+      std::fprintf(stderr, "jackpotctl: UNAVAILABLE: no connection to %s within %.1f s\n",
+                   session.connection.target.c_str(), session.deadline_seconds);
+      return kUnavailable;
     }
-    print_payout(payout);
-    std::printf("  %zu waiting\n", waiting.size());
+    pb::WatchPendingPayoutsRequest request;
+    for (const auto& link : links) request.add_link_ids(link);
+    auto stub = pb::SupervisorService::NewStub(session.channel);
+    grpc::ClientContext context;
+    std::map<std::uint64_t, pb::Payout> waiting;
+    auto reader = stub->WatchPendingPayouts(&context, request);
+    pb::PayoutEvent event;
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool done = false;
+    bool idle_cancelled = false;
+    auto last = Clock::now();
+    std::thread idle;
+    if (idle_seconds > 0) {
+      const auto limit =
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(idle_seconds));
+      idle = std::thread([&] {
+        std::unique_lock lock(mutex);
+        while (!done) {
+          if (Clock::now() - last >= limit) {
+            idle_cancelled = true;
+            context.TryCancel();
+            return;
+          }
+          changed.wait_until(lock, last + limit);
+        }
+      });
+    }
+    bool served = false;
+    while (reader->Read(&event)) {
+      served = true;
+      {
+        const std::lock_guard lock(mutex);
+        last = Clock::now();
+      }
+      const pb::Payout& payout = event.payout();
+      if (payout.state() == pb::PAYOUT_STATE_PENDING) {
+        waiting[payout.payout_id()] = payout;
+      } else {
+        waiting.erase(payout.payout_id());
+      }
+      print_payout(payout);
+      std::printf("  %zu waiting\n", waiting.size());
+      std::fflush(stdout);
+    }
+    const grpc::Status status = reader->Finish();
+    {
+      const std::lock_guard lock(mutex);
+      done = true;
+    }
+    changed.notify_all();
+    if (idle.joinable()) idle.join();
+    if (status.ok() || idle_cancelled) return kOk;
+    const bool again = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+                       (status.error_code() == grpc::StatusCode::UNAVAILABLE && served);
+    if (!again) return failed(status);
+    std::printf("-- the watch ended (%s: %s); watching again\n", code_name(status.error_code()),
+                status.error_message().c_str());
     std::fflush(stdout);
   }
-  const grpc::Status status = reader->Finish();
-  done = true;
-  if (idle.joinable()) idle.join();
-  if (status.ok()) return kOk;
-  if (status.error_code() == grpc::StatusCode::CANCELLED && idle_seconds > 0) return kOk;
-  return failed(status);
 }
 
 int payout_decision(Session& session, std::uint64_t payout_id, const std::string& request_id,
@@ -542,6 +566,25 @@ int trigger_verify(const std::string& commitment_hex, std::int64_t point_micros,
   return kOk;
 }
 
+// An integer read in decimal digits only (CLI11's own conversion takes "010" as octal 8, "0x10"
+// as 16 and "-1" as 2^64 - 1): anything else is a usage error naming the option.
+template <typename Integer>
+CLI::Option* add_decimal(CLI::App* command, const std::string& name, Integer& into,
+                         std::uint64_t min, std::uint64_t max, const std::string& help) {
+  return command->add_option_function<std::string>(
+      name,
+      [name, &into, min, max](const std::string& text) {
+        const auto value = jackpot::tools::parse_decimal(text, max);
+        if (!value || *value < min) {
+          throw CLI::ValidationError(name, "'" + text + "' is not a whole number from " +
+                                               std::to_string(min) + " to " + std::to_string(max) +
+                                               " in decimal digits");
+        }
+        into = static_cast<Integer>(*value);
+      },
+      help);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -603,7 +646,7 @@ int main(int argc, char** argv) {
   std::string amount;
   std::string request_id;
   adjust_cmd->add_option("LINK", link, "the link")->required();
-  adjust_cmd->add_option("LEVEL", level, "the level number, from 1")->required();
+  add_decimal(adjust_cmd, "LEVEL", level, 1, UINT32_MAX, "the level number, from 1")->required();
   adjust_cmd
       ->add_option("AMOUNT", amount,
                    "currency units, at most six decimals; negative lowers (e.g. 25, -0.01)")
@@ -646,16 +689,19 @@ int main(int argc, char** argv) {
       "(exit 3)");
   std::uint32_t page_size = 500;
   bool print_events = false;
-  verify_cmd->add_option("--page", page_size, "events per call, 1..500")
-      ->check(CLI::Range(1, 500))
-      ->capture_default_str();
+  add_decimal(verify_cmd, "--page", page_size, 1, 500, "events per call, 1..500 (default 500)");
   verify_cmd->add_flag("--print", print_events, "print every event as it is checked");
   std::optional<std::string> anchor;
+  bool from_anchor = false;
   verify_cmd->add_option("--anchor", anchor,
                          "SEQ:HASH, a head an earlier verify printed and you kept elsewhere: "
                          "fails unless that event still hashes to HASH");
-  verify_cmd->callback(
-      [&] { run = [&] { return audit_verify(session, page_size, print_events, anchor); }; });
+  verify_cmd->add_flag("--from-anchor", from_anchor,
+                       "start the walk at the anchor's event instead of event 1 (what came "
+                       "before was verified when the anchor was printed)");
+  verify_cmd->callback([&] {
+    run = [&] { return audit_verify(session, page_size, print_events, anchor, from_anchor); };
+  });
 
   auto* payouts_cmd = app.add_subcommand("payouts", "payouts that wait for a supervisor");
   payouts_cmd->require_subcommand(1);
@@ -665,22 +711,24 @@ int main(int argc, char** argv) {
       "(supervisor); Ctrl-C ends it");
   double idle_seconds = 0;
   watch_cmd->add_option("--link", links, "only these links");
-  watch_cmd->add_option("--exit-when-idle", idle_seconds,
-                        "end (exit 0) once nothing has come for this many seconds");
+  watch_cmd
+      ->add_option("--exit-when-idle", idle_seconds,
+                   "end (exit 0) once nothing has come for this many seconds (0.1..86400)")
+      ->check(CLI::Range(0.1, 86400.0));
   watch_cmd->callback([&] { run = [&] { return payouts_watch(session, links, idle_seconds); }; });
   std::uint64_t payout_id = 0;
   auto* approve_cmd = payouts_cmd->add_subcommand(
       "approve",
       "approve a pending payout as --as (supervisor); repeating the same "
       "--request-id answers the first answer");
-  approve_cmd->add_option("PAYOUT_ID", payout_id, "the payout")->required();
+  add_decimal(approve_cmd, "PAYOUT_ID", payout_id, 1, UINT64_MAX, "the payout")->required();
   approve_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
       ->required();
   approve_cmd->callback(
       [&] { run = [&] { return payout_decision(session, payout_id, request_id, std::nullopt); }; });
   auto* reject_cmd = payouts_cmd->add_subcommand(
       "reject", "reject a pending payout: the award returns to the meter (supervisor)");
-  reject_cmd->add_option("PAYOUT_ID", payout_id, "the payout")->required();
+  add_decimal(reject_cmd, "PAYOUT_ID", payout_id, 1, UINT64_MAX, "the payout")->required();
   reject_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
       ->required();
   reject_cmd->add_option("--reason", reason, "why, for the journal and the audit trail")
@@ -693,9 +741,9 @@ int main(int argc, char** argv) {
   std::string table;
   std::uint64_t next_round = 0;
   rebase_cmd->add_option("TABLE", table, "the table")->required();
-  rebase_cmd->add_option("NEXT_ROUND_ID", next_round, "the first round id it may open after")
-      ->required()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{INT64_MAX}));
+  add_decimal(rebase_cmd, "NEXT_ROUND_ID", next_round, 1, INT64_MAX,
+              "the first round id it may open after")
+      ->required();
   rebase_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")
       ->required();
   rebase_cmd->add_option("--reason", reason, "why, for the journal and the audit trail")
@@ -713,7 +761,8 @@ int main(int argc, char** argv) {
   std::string salt_hex;
   std::int64_t point_micros = 0;
   trigger_verify_cmd->add_option("--commitment", commitment_hex, "64 hex digits")->required();
-  trigger_verify_cmd->add_option("--point-micros", point_micros, "the revealed point, in micros")
+  add_decimal(trigger_verify_cmd, "--point-micros", point_micros, 0, INT64_MAX,
+              "the revealed point, in micros")
       ->required();
   trigger_verify_cmd->add_option("--salt", salt_hex, "the revealed salt, 64 hex digits")
       ->required();
@@ -736,6 +785,11 @@ int main(int argc, char** argv) {
   }
   if (!run) {
     std::fprintf(stderr, "jackpotctl: no command (see --help)\n");
+    return kUsage;
+  }
+  // CLI::Range lets NaN through (every comparison with it is false).
+  if (std::isnan(session.deadline_seconds) || std::isnan(idle_seconds)) {
+    std::fprintf(stderr, "jackpotctl: --deadline and --exit-when-idle take a number of seconds\n");
     return kUsage;
   }
   if (connects) {

@@ -78,6 +78,8 @@ StatusCode status_code(EngineError error) {
     case EngineError::keyed_hand_unknown:
     case EngineError::keyed_hand_not_a_hand:
       return StatusCode::INVALID_ARGUMENT;
+    case EngineError::audit_trail_altered:
+      return StatusCode::DATA_LOSS;
   }
   return StatusCode::INTERNAL;
 }
@@ -1039,11 +1041,12 @@ class AdminServiceImpl final : public AdminServiceBase {
     return serve_unary(context, stream, &AdminServiceImpl::ReadAuditTrail);
   }
 
-  // A report's read on the audit trail before it is served: who read what. A read that cannot
-  // be recorded is not served.
+  // A report's read (or a snapshot's request) on the audit trail before it is served: who asked
+  // for what. What cannot be recorded is not served.
   std::optional<Status> unrecorded_read(const ServerContext& context, std::string_view action,
                                         std::vector<std::pair<std::string, std::string>> detail) {
-    if (auto failure = reports_->append_audit_event(caller(context), action, detail)) {
+    if (auto failure = reports_->append_audit_events(
+            {{caller(context), std::string(action), std::move(detail)}})) {
       return to_status(*failure);
     }
     return std::nullopt;
@@ -1129,9 +1132,10 @@ class AdminServiceImpl final : public AdminServiceBase {
     return Status::OK;
   }
 
-  Status TakeBalanceSnapshot(ServerContext*, const pb::TakeBalanceSnapshotRequest*,
+  Status TakeBalanceSnapshot(ServerContext* context, const pb::TakeBalanceSnapshotRequest*,
                              pb::TakeBalanceSnapshotResponse* response) override {
     if (reports_ == nullptr) return Status(StatusCode::UNAVAILABLE, "no database");
+    if (auto refused = unrecorded_read(*context, "balance.snapshot", {})) return *refused;
     const auto taken = host_.snapshot_balances(SnapshotReason::request);
     if (!taken) {
       return Status(StatusCode::UNAVAILABLE,

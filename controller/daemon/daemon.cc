@@ -356,16 +356,20 @@ storage::AuditDetail refused_detail(const RefusalTally::Kind& kind) {
 }
 
 // The refused calls since the last time, on the audit trail: at most once a minute (and at the
-// stop, record_stop), one event per kind. What cannot be recorded is said in the log; the
-// refusals stay counted in jackpotd_authorization_refusals_total.
+// stop, record_stop), one event per kind, all in one statement. What cannot be recorded goes
+// back into the tally for the next time.
 void record_refusals(RefusalTally& refusals, ReconciliationSource& audit,
                      const std::string& principal) {
-  for (const RefusalTally::Kind& kind : refusals.drain()) {
-    if (const auto failure =
-            audit.append_audit_event(principal, "access.refused", refused_detail(kind))) {
-      log_line("could not record " + std::to_string(kind.count) + " refused calls (" + kind.reason +
-               ") in the audit trail: " + failure->message);
-    }
+  const std::vector<RefusalTally::Kind> kinds = refusals.drain();
+  if (kinds.empty()) return;
+  std::vector<ReconciliationSource::AuditAppend> events;
+  for (const RefusalTally::Kind& kind : kinds) {
+    events.push_back({principal, "access.refused", refused_detail(kind)});
+  }
+  if (const auto failure = audit.append_audit_events(events)) {
+    refusals.restore(kinds);
+    log_line("could not record refused calls in the audit trail (kept for the next try): " +
+             failure->message);
   }
 }
 
@@ -388,10 +392,13 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
       db = storage::connect(options.database_dsn, limits, "jackpotd");
     }
     auto guard = storage::DatabaseWaits::instance().guard(*db, left, /*abortable=*/false);
+    // The refusals not yet on record and the stop, in one statement: both or neither.
+    std::vector<storage::AuditAppend> events;
     for (const RefusalTally::Kind& kind : refusals.drain()) {
-      storage::append_audit_event(*db, principal, "access.refused", refused_detail(kind));
+      events.push_back({principal, "access.refused", refused_detail(kind)});
     }
-    storage::append_audit_event(*db, principal, "daemon.stop", {{"signal", signal_name}});
+    events.push_back({principal, "daemon.stop", {{"signal", signal_name}}});
+    storage::append_audit_events(*db, events);
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail: ") + error.what());
   }

@@ -1,5 +1,7 @@
 #include "controller/daemon/refusal_tally.h"
 
+#include <algorithm>
+
 namespace jackpot {
 
 std::string RefusalTally::kept_detail(std::string_view detail) {
@@ -25,6 +27,27 @@ void RefusalTally::add(std::string_view reason, std::string_view detail, std::in
   }
   ++kind->count;
   kind->last_us = now_us;
+}
+
+void RefusalTally::restore(const std::vector<Kind>& kinds) {
+  const std::lock_guard lock(mutex_);
+  for (const Kind& kind : kinds) {
+    Kind* into = nullptr;
+    if (kind.reason == "other" && kind.detail.empty()) {
+      into = &other_;
+    } else if (auto found = kinds_.find({kind.reason, kind.detail}); found != kinds_.end()) {
+      into = &found->second;
+    } else if (kinds_.size() < kMaxKinds) {
+      into = &kinds_.emplace(std::pair{kind.reason, kind.detail}, Kind{kind.reason, kind.detail})
+                  .first->second;
+    } else {
+      into = &other_;
+    }
+    if (into == &other_ && other_.count == 0) other_ = Kind{"other", "", 0, kind.first_us, 0};
+    if (into->count == 0 || kind.first_us < into->first_us) into->first_us = kind.first_us;
+    into->last_us = std::max(into->last_us, kind.last_us);
+    into->count += kind.count;
+  }
 }
 
 std::vector<RefusalTally::Kind> RefusalTally::drain() {

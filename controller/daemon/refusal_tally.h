@@ -36,6 +36,9 @@ class RefusalTally {
   // Every kind counted since the last drain, in order of reason and detail ("other" last), and
   // an empty tally.
   std::vector<Kind> drain();
+  // Puts back what a drain took and could not record, merged with what came since (counts
+  // added, the earliest first and the latest last time kept), within the same bound on kinds.
+  void restore(const std::vector<Kind>& kinds);
 
   // The text kept of a caller's detail (kMaxDetailBytes, printable ASCII).
   static std::string kept_detail(std::string_view detail);

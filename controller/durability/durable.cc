@@ -507,18 +507,25 @@ Result<std::vector<AccountAuditLine>, EngineFailure> PostgresDurability::audit_b
   return lines;
 }
 
-std::optional<EngineFailure> PostgresDurability::append_audit_event(
-    std::string_view principal, std::string_view action,
-    const std::vector<std::pair<std::string, std::string>>& detail) {
+std::optional<EngineFailure> PostgresDurability::append_audit_events(
+    const std::vector<AuditAppend>& events) {
+  std::vector<storage::AuditAppend> rows;
+  for (const AuditAppend& event : events) {
+    rows.push_back({event.principal, event.action, event.detail});
+  }
   std::unique_ptr<pqxx::connection> connection;
   std::optional<storage::DatabaseWaits::Guard> guard;
   try {
     connection = storage::connect(dsn_, limits_, "jackpotd-audit");
     guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
-    storage::append_audit_event(*connection, principal, action, detail);
+    storage::append_audit_events(*connection, rows);
   } catch (const std::exception& error) {
-    return ledger_unreadable("the audit trail's append",
-                             guard && guard->fired() ? guard->reason() : error.what());
+    const std::string reason = guard && guard->fired() ? guard->reason() : error.what();
+    std::fprintf(stderr, "jackpotd: cannot append to the audit trail: %s\n", reason.c_str());
+    std::fflush(stderr);
+    return EngineFailure{EngineError::database_unavailable,
+                         "cannot record it in the audit trail now (the daemon's log says why); "
+                         "retry"};
   }
   return std::nullopt;
 }
@@ -532,6 +539,8 @@ Result<ReconciliationSource::AuditTrailPage, EngineFailure> PostgresDurability::
     guard.emplace(storage::DatabaseWaits::instance().guard(*connection, query_deadline()));
     storage::AuditPage page = storage::read_audit_page(*connection, after_seq, limit);
     return AuditTrailPage{std::move(page.events), page.head};
+  } catch (const storage::AuditTrailAltered& error) {
+    return EngineFailure{EngineError::audit_trail_altered, error.what()};
   } catch (const std::exception& error) {
     return ledger_unreadable("the audit trail's read",
                              guard && guard->fired() ? guard->reason() : error.what());

@@ -83,9 +83,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
       const std::vector<LinkId>& links, std::optional<std::int64_t> from_us,
       std::optional<std::int64_t> to_us) override;
   Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() override;
-  std::optional<EngineFailure> append_audit_event(
-      std::string_view principal, std::string_view action,
-      const std::vector<std::pair<std::string, std::string>>& detail) override;
+  std::optional<EngineFailure> append_audit_events(const std::vector<AuditAppend>& events) override;
   Result<AuditTrailPage, EngineFailure> audit_trail(std::int64_t after_seq, int limit) override;
 
  private:

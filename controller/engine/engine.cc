@@ -292,6 +292,8 @@ std::string_view to_string(EngineError error) {
       return "keyed_hand_unknown";
     case EngineError::keyed_hand_not_a_hand:
       return "keyed_hand_not_a_hand";
+    case EngineError::audit_trail_altered:
+      return "audit_trail_altered";
   }
   return "unknown";
 }

@@ -321,7 +321,9 @@ void from_proto(const pb::MustHitByHitView& m, MustHitByHitView& out) {
   out.amount = Money::from_micros(m.amount_micros());
   out.draw_id = m.draw_id();
   if (m.has_payout_state()) out.payout_state = from_proto(m.payout_state());
-  if (m.has_revealed()) {
+  // known() refused a salt or commitment of any other size before decoding.
+  if (m.has_revealed() && m.revealed().salt().size() == TriggerSalt{}.size() &&
+      m.revealed().commitment().size() == Sha256Digest{}.size()) {
     HiddenTrigger revealed;
     revealed.point = Money::from_micros(m.revealed().point_micros());
     std::copy(m.revealed().salt().begin(), m.revealed().salt().end(), revealed.salt.begin());

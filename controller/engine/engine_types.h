@@ -64,6 +64,9 @@ enum class EngineError : std::uint8_t {
   card_dealt_twice,       // One card twice: in one list, or in two (seats, board, link cards).
   keyed_hand_unknown,     // A keyed hand that names no row of the table's paytables.
   keyed_hand_not_a_hand,  // A keyed hand naming the Must-Hit-By row (won by the lock's draw).
+  // DATA_LOSS: a row of the audit trail that the chain's own schema would refuse (a hash not 32
+  // bytes, no chain head): it was altered behind the daemon's back.
+  audit_trail_altered,
 };
 
 // The refusal's name, as the wire's message starts ("seat_not_wagering: seat 3 did not ...").

@@ -103,11 +103,15 @@ class ReconciliationSource {
   // snapshot path that is itself inconsistent is an error naming the link).
   virtual Result<std::vector<AccountAuditLine>, EngineFailure> audit_balances() = 0;
 
-  // Appends one event to the audit trail in a transaction of its own (a report's read, refused
-  // calls): nothing when it is on record, else why not. `detail` is key/value text.
-  virtual std::optional<EngineFailure> append_audit_event(
-      std::string_view principal, std::string_view action,
-      const std::vector<std::pair<std::string, std::string>>& detail) = 0;
+  // Appends events to the audit trail in one statement of their own (a report's read, refused
+  // calls): nothing when all are on record, else why none is. Details are key/value text.
+  struct AuditAppend {
+    std::string principal;
+    std::string action;
+    std::vector<std::pair<std::string, std::string>> detail;
+  };
+  virtual std::optional<EngineFailure> append_audit_events(
+      const std::vector<AuditAppend>& events) = 0;
   // Up to `limit` events of the audit trail after event `after_seq`, in chain order, and the
   // chain's head as of the same snapshot.
   struct AuditTrailPage {

@@ -29,7 +29,7 @@
 -- 1. The chain.
 CREATE FUNCTION jackpot_audit_text(value text) RETURNS bytea
 LANGUAGE sql IMMUTABLE STRICT AS $$
-  SELECT int8send(octet_length(value)::bigint) || convert_to(value, 'UTF8')
+  SELECT int8send(octet_length(convert_to(value, 'UTF8'))::bigint) || convert_to(value, 'UTF8')
 $$;
 
 CREATE FUNCTION jackpot_audit_hash(prev_hash bytea, seq bigint, at timestamptz, principal text,
@@ -199,7 +199,28 @@ CREATE TABLE jackpot_private.trigger_secrets (
   point_micros  bigint NOT NULL CHECK (point_micros > 0),
   salt          bytea NOT NULL CHECK (length(salt) = 32)
 );
+-- Nobody but the owner: also not a role that default privileges (ALTER DEFAULT PRIVILEGES)
+-- granted the new table or schema to.
 REVOKE ALL ON jackpot_private.trigger_secrets FROM PUBLIC;
+DO $$
+DECLARE
+  grantee text;
+BEGIN
+  FOR grantee IN
+    SELECT DISTINCT g.grantee::regrole::text
+    FROM pg_class c, aclexplode(c.relacl) g
+    WHERE c.oid = 'jackpot_private.trigger_secrets'::regclass AND g.grantee <> c.relowner
+      AND g.grantee <> 0
+    UNION
+    SELECT DISTINCT g.grantee::regrole::text
+    FROM pg_namespace n, aclexplode(n.nspacl) g
+    WHERE n.nspname = 'jackpot_private' AND g.grantee <> n.nspowner AND g.grantee <> 0
+  LOOP
+    EXECUTE format('REVOKE ALL ON jackpot_private.trigger_secrets FROM %s', grantee);
+    EXECUTE format('REVOKE ALL ON SCHEMA jackpot_private FROM %s', grantee);
+  END LOOP;
+END
+$$;
 
 CREATE TRIGGER trigger_secrets_append_only BEFORE UPDATE OR DELETE
   ON jackpot_private.trigger_secrets
@@ -211,6 +232,21 @@ INSERT INTO jackpot_private.trigger_secrets (draw_id, point_micros, salt)
 SELECT draw_id, trigger_point_micros, trigger_salt FROM draws WHERE kind = 'hidden_trigger';
 
 ALTER TABLE draws DROP COLUMN trigger_point_micros, DROP COLUMN trigger_salt;
+
+-- The commitments in force when this migration runs go on the chain as they are (at the time
+-- each was drawn), so that their hits open a commitment the chain holds. Their points were
+-- readable in `draws` until now (docs/audit.md says so).
+INSERT INTO audit_log (at, principal, action, detail)
+SELECT d.drawn_at, 'daemon/jackpotd', 'must_hit_by.commit',
+       jsonb_build_object('draw_id', d.draw_id::text, 'link_id', d.link_id,
+                          'level', d.level::text,
+                          'commitment', encode(d.trigger_commitment, 'hex'),
+                          'above_micros', d.trigger_above_micros::text,
+                          'up_to_micros', d.trigger_up_to_micros::text,
+                          'recorded', 'at migration 0022')
+FROM (SELECT DISTINCT ON (link_id, level) * FROM draws WHERE kind = 'hidden_trigger'
+      ORDER BY link_id, level, draw_id DESC) d
+ORDER BY d.draw_id;
 
 -- Every hidden point's commitment on the chain when it is made: the time it was fixed, before
 -- any play that could hit it.

@@ -334,13 +334,18 @@ TEST(Migrations, TheAuditChainTakesInTheEventsAndPointsAlreadyWritten) {
 
   AuditChainPosition at;
   const AuditPage page = read_audit_page(*connection, 0, 100);
-  ASSERT_EQ(page.events.size(), 3u);
+  ASSERT_EQ(page.events.size(), 4u);
   for (const AuditEvent& event : page.events) {
     EXPECT_EQ(audit_chain_break(at, event), std::nullopt);
     at = {event.seq, event.hash};
   }
   EXPECT_EQ(page.events[0].action, "daemon.start");
-  EXPECT_EQ(page.events[2].action, "daemon.stop");
+  EXPECT_EQ(page.events[1].action, "link.status");
+  // The commitment in force goes on the chain at the migration, so that its hit opens a
+  // commitment the chain holds.
+  EXPECT_EQ(page.events[2].action, "must_hit_by.commit");
+  EXPECT_NE(page.events[2].detail.find("cdcdcdcd"), std::string::npos) << page.events[2].detail;
+  EXPECT_EQ(page.events[3].action, "daemon.stop");
   EXPECT_EQ(audit_head_break(at, page.head), std::nullopt);
 
   pqxx::read_transaction tx(*connection);

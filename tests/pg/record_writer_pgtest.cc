@@ -940,6 +940,44 @@ TEST_F(RecordWriterTest, TamperingWithTheAuditTrailIsFound) {
   }
 }
 
+// Rows the chain's schema would refuse are named as altered, not read as a failure to retry; an
+// act that rolls back leaves no event and no gap.
+TEST_F(RecordWriterTest, AnAlteredRowIsNamedAndARolledBackActLeavesNoLink) {
+  play_rounds(5);
+  {
+    pqxx::work tx(*connection_);
+    tx.exec("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only");
+    tx.exec("ALTER TABLE audit_log DROP CONSTRAINT audit_log_hash_lengths");
+    tx.exec("UPDATE audit_log SET hash = substr(hash, 1, 31) WHERE seq = 4");
+    try {
+      storage::read_audit_page(tx, 0, 50);
+      ADD_FAILURE() << "a 31-byte hash was read";
+    } catch (const storage::AuditTrailAltered& error) {
+      EXPECT_NE(std::string(error.what()).find("audit event 4 is 31 bytes"), std::string::npos)
+          << error.what();
+    }
+    tx.abort();
+  }
+  const auto head_before = [&] {
+    pqxx::read_transaction tx(*connection_);
+    return storage::read_audit_page(tx, 0, 1).head;
+  }();
+  {
+    pqxx::work tx(*connection_);
+    // An act whose transaction ends without a commit, after its event.
+    tx.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/x', 'link.status')");
+    tx.abort();
+  }
+  storage::append_audit_event(*connection_, "admin/y", "report.reconciliation", {});
+  pqxx::read_transaction tx(*connection_);
+  EXPECT_EQ(first_audit_break(tx), std::nullopt);
+  const storage::AuditPage page = storage::read_audit_page(tx, head_before.seq, 50);
+  ASSERT_EQ(page.events.size(), 1u);
+  EXPECT_EQ(page.events[0].seq, head_before.seq + 1);
+  EXPECT_EQ(page.events[0].prev_hash, head_before.hash);
+  EXPECT_EQ(page.events[0].principal, "admin/y");
+}
+
 TEST_F(RecordWriterTest, AReportingRoleReadsCommitmentsButNeverAHiddenPoint) {
   play_rounds(60);
   pqxx::work tx(*connection_);

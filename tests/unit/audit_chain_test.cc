@@ -113,6 +113,28 @@ TEST(AuditChain, EveryBreakIsNamedAtItsEvent) {
   }
 }
 
+TEST(AuditChain, AWalkFromAnAnchorChecksFromThereOn) {
+  const std::vector<AuditEvent> good = chain_of(6);
+  const AuditChainPosition head{good.back().seq, good.back().hash};
+  const std::vector<AuditEvent> tail(good.begin() + 2, good.end());  // Events 3 to 6.
+  const auto from = [&](const AuditChainPosition& anchor, std::vector<AuditEvent> events) {
+    tools::AuditWalk walker;
+    walker.start_at(anchor);
+    for (const AuditEvent& event : events) {
+      if (!walker.feed(event)) return walker.broken();
+    }
+    return walker.finish(head) ? std::string() : walker.broken();
+  };
+  EXPECT_EQ(from({3, good[2].hash}, tail), "");
+  AuditChainPosition other{3, good[2].hash};
+  other.hash[0] ^= 1;
+  EXPECT_NE(from(other, tail).find("not at the anchor"), std::string::npos);
+  EXPECT_NE(from({4, good[3].hash}, tail).find("not at the anchor"), std::string::npos);
+  std::vector<AuditEvent> edited = tail;
+  edited[2].detail = "{}";  // Event 5.
+  EXPECT_NE(from({3, good[2].hash}, edited).find("event 5 ("), std::string::npos);
+}
+
 TEST(TriggerCheck, OpensOnlyItsOwnCommitment) {
   std::vector<std::uint8_t> salt;
   for (std::uint8_t i = 0; i < 32; ++i) salt.push_back(i);
@@ -142,6 +164,34 @@ TEST(CtlText, ParsesAnAnchorAsVerifyPrintsIt) {
        std::vector<std::string>{"0:" + hash, "12" + hash, "-1:" + hash, "12:" + hash + "0",
                                 "x:" + hash, ":" + hash, "12:"}) {
     EXPECT_EQ(tools::parse_anchor(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(CtlText, ParsesNumbersInDecimalOnly) {
+  struct Case {
+    const char* text;
+    std::uint64_t max;
+    std::optional<std::uint64_t> value;
+  };
+  const Case cases[] = {
+      {"0", 10, 0},
+      {"010", 100, 10},  // Not octal 8.
+      {"8", 100, 8},
+      {"0x10", 100, std::nullopt},
+      {"-1", UINT64_MAX, std::nullopt},
+      {"+1", 100, std::nullopt},
+      {" 1", 100, std::nullopt},
+      {"1e3", 10'000, std::nullopt},
+      {"", 100, std::nullopt},
+      {"101", 100, std::nullopt},
+      {"100", 100, 100},
+      {"18446744073709551615", UINT64_MAX, UINT64_MAX},
+      {"18446744073709551616", UINT64_MAX, std::nullopt},
+      {"9223372036854775808", INT64_MAX, std::nullopt},
+      {"00000000000000000000001", UINT64_MAX, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(tools::parse_decimal(c.text, c.max), c.value) << c.text;
   }
 }
 

@@ -123,6 +123,32 @@ SettleRoundAnswer a_settlement_with_everything() {
   return answer;
 }
 
+// A hit on a hidden-trigger level keeps the point it revealed, its salt and commitment, so that
+// a replay answers them byte for byte.
+TEST(EngineCodec, AHitKeepsTheHiddenPointItRevealed) {
+  LockWagersAnswer answer{TableId("T"), RoundId(7), {}, {}};
+  HiddenTrigger revealed;
+  revealed.point = usd("123.45");
+  for (std::uint8_t i = 0; i < 32; ++i) {
+    revealed.salt[i] = i;
+    revealed.commitment[i] = static_cast<std::uint8_t>(0xa0 + (i % 16));
+  }
+  revealed.range_above = usd("50.00");
+  revealed.range_up_to = usd("250.00");
+  answer.must_hit_by_hits = {
+      {LinkId("L"), 2, 4, usd("123.45"), 77, PayoutState::paid, revealed},
+      {LinkId("L"), 3, 5, usd("250.00"), 78, PayoutState::pending, std::nullopt}};
+  const std::string bytes = encode(answer);
+  EXPECT_EQ(hex(bytes),
+            // Field 7 (0x3a), 84 bytes: the point (sint64 123,450,000), the salt, the
+            // commitment, the range (50.00, 250.00].
+            "0380010a0154100722660a014c1002180420a0cadd75284d30013a5408a0cadd751220000102030405"
+            "060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f1a20a0a1a2a3a4a5a6a7a8a9aaabac"
+            "adaeafa0a1a2a3a4a5a6a7a8a9aaabacadaeaf2080c2d72f2880cab5ee0122110a014c100318052080"
+            "cab5ee01284e3000");
+  EXPECT_EQ(decode<LockWagersAnswer>(bytes), answer);
+}
+
 TEST(EngineCodec, TheBytesOfEveryMessageNeverChange) {
   EXPECT_EQ(hex(encode(a_settlement())), kSettlementVersion3);
   EXPECT_EQ(hex(encode(OpenRoundRequest{TableId("T"), RoundId(7)})), "03050a01541007");

