@@ -10,9 +10,9 @@
 --    where i64(x) is x as 8 bytes, big-endian two's complement; at_us is `at` in microseconds
 --    since 1970-01-01 00:00:00 UTC; str(s) is i64(the byte length of s) followed by s in UTF-8;
 --    and detail is the jsonb object as PostgreSQL prints it (detail::text). A trigger chains every
---    row as it is inserted, whoever inserts it, holding the chain head (audit_chain_head) until
---    the transaction ends: rows are chained one transaction at a time, and a transaction that
---    rolls back leaves no link. Changing, removing or reordering a row breaks the chain from that
+--    row as it is inserted, whoever inserts it, holding the chain head (audit_chain_head) from
+--    the transaction's first row until it ends: rows are chained one transaction at a time, and
+--    a transaction that rolls back leaves no link. Changing, removing or reordering a row breaks the chain from that
 --    row on (storage/audit_chain.h verifies it; `jackpotctl audit verify` walks it); the head
 --    names the last row, so removing rows at the end shows too.
 -- 2. Acts on the chain, written by triggers on the journal in the same transaction: a
@@ -84,25 +84,56 @@ ALTER TABLE audit_log
   ADD CONSTRAINT audit_log_seq_positive CHECK (seq >= 1),
   ADD CONSTRAINT audit_log_hash_lengths CHECK (length(prev_hash) = 32 AND length(hash) = 32);
 
--- Without JIT: a caller's planner settings (the audit triggers below turn sequential scans off)
--- would otherwise make these one-row statements look costly enough to compile.
+-- Chaining a row: the first row a transaction inserts locks the head (until the transaction
+-- ends) and reads it; the transaction's rows after it follow the last one it chained, kept in a
+-- transaction-local setting (jackpot.audit_link, "xid:seq:hash") that a rolled back
+-- subtransaction takes back with its rows; the head is written once per statement. So a batch
+-- that writes many events locks and updates the head once, not once per event. Without JIT: a
+-- caller's planner settings (the audit triggers below turn sequential scans off) would otherwise
+-- make these small statements look costly enough to compile.
 CREATE FUNCTION jackpot_audit_chain() RETURNS trigger
 LANGUAGE plpgsql SET search_path = public, pg_temp SET jit = off AS $$
 DECLARE
-  head audit_chain_head%ROWTYPE;
+  link text[] := string_to_array(current_setting('jackpot.audit_link', true), ':');
+  xid text := txid_current()::text;
+  last_seq bigint;
+  last_hash bytea;
 BEGIN
-  SELECT * INTO STRICT head FROM audit_chain_head WHERE one FOR UPDATE;
-  NEW.seq := head.seq + 1;
-  NEW.prev_hash := head.hash;
+  IF link IS NULL OR cardinality(link) <> 3 OR link[1] <> xid THEN
+    SELECT h.seq, h.hash INTO STRICT last_seq, last_hash FROM audit_chain_head h
+      WHERE one FOR UPDATE;
+  ELSE
+    last_seq := link[2]::bigint;
+    last_hash := decode(link[3], 'hex');
+  END IF;
+  NEW.seq := last_seq + 1;
+  NEW.prev_hash := last_hash;
   NEW.hash := jackpot_audit_hash(NEW.prev_hash, NEW.seq, NEW.at, NEW.principal, NEW.action,
                                  NEW.detail);
-  UPDATE audit_chain_head SET seq = NEW.seq, hash = NEW.hash WHERE one;
+  PERFORM set_config('jackpot.audit_link',
+                     xid || ':' || NEW.seq::text || ':' || encode(NEW.hash, 'hex'), true);
   RETURN NEW;
 END
 $$;
 
 CREATE TRIGGER audit_log_chained BEFORE INSERT ON audit_log
   FOR EACH ROW EXECUTE FUNCTION jackpot_audit_chain();
+
+-- The head, once per statement: the last row this transaction chained.
+CREATE FUNCTION jackpot_audit_head() RETURNS trigger
+LANGUAGE plpgsql SET search_path = public, pg_temp SET jit = off AS $$
+DECLARE
+  link text[] := string_to_array(current_setting('jackpot.audit_link', true), ':');
+BEGIN
+  IF link IS NOT NULL AND cardinality(link) = 3 AND link[1] = txid_current()::text THEN
+    UPDATE audit_chain_head SET seq = link[2]::bigint, hash = decode(link[3], 'hex') WHERE one;
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER audit_log_head AFTER INSERT ON audit_log
+  FOR EACH STATEMENT EXECUTE FUNCTION jackpot_audit_head();
 
 -- A principal as the audit trail names it: kept when it names its role, else under `role`.
 CREATE FUNCTION jackpot_audit_principal(requester text, role text) RETURNS text
@@ -157,6 +188,9 @@ BEGIN
   FROM new_round_events e JOIN rounds r USING (round_key)
   GROUP BY r.table_id
   ORDER BY r.table_id;
+  IF NOT EXISTS (SELECT FROM new_round_events WHERE phase = 'voided') THEN
+    RETURN NULL;
+  END IF;
   INSERT INTO audit_log (at, principal, action, detail)
   SELECT e.at, 'table/' || r.table_id, 'round.void',
          jsonb_build_object('round_id', r.round_id::text, 'epoch', r.epoch::text,

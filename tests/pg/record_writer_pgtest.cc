@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "controller/durability/recovery.h"
 #include "controller/engine/engine.h"
@@ -976,6 +978,36 @@ TEST_F(RecordWriterTest, AnAlteredRowIsNamedAndARolledBackActLeavesNoLink) {
   EXPECT_EQ(page.events[0].seq, head_before.seq + 1);
   EXPECT_EQ(page.events[0].prev_hash, head_before.hash);
   EXPECT_EQ(page.events[0].principal, "admin/y");
+}
+
+// Two writers at once: the second waits for the first's transaction (it holds the head from its
+// first event on), then follows its last event; a transaction's several statements chain on.
+TEST_F(RecordWriterTest, ConcurrentWritersChainOneTransactionAtATime) {
+  play_rounds(3);
+  auto other = database_.connect();
+  pqxx::work first(*connection_);
+  first.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status')");
+  std::atomic<bool> appended{false};
+  std::thread second([&] {
+    storage::append_audit_event(*other, "admin/b", "report.reconciliation", {});
+    appended = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(appended.load()) << "the second writer did not wait for the head";
+  first.exec(
+      "INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status'), "
+      "('admin/a', 'meter.adjust')");
+  first.commit();
+  second.join();
+  EXPECT_TRUE(appended.load());
+  pqxx::read_transaction tx(*connection_);
+  std::vector<AuditEvent> events;
+  EXPECT_EQ(first_audit_break(tx, &events), std::nullopt);
+  ASSERT_GE(events.size(), 4u);
+  const std::vector<std::string> last = {
+      events[events.size() - 4].principal, events[events.size() - 3].principal,
+      events[events.size() - 2].principal, events[events.size() - 1].principal};
+  EXPECT_EQ(last, (std::vector<std::string>{"admin/a", "admin/a", "admin/a", "admin/b"}));
 }
 
 TEST_F(RecordWriterTest, AReportingRoleReadsCommitmentsButNeverAHiddenPoint) {
