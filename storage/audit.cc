@@ -102,6 +102,15 @@ void append_audit_event(pqxx::connection& connection, std::string_view principal
 
 void append_audit_events(pqxx::connection& connection, const std::vector<AuditAppend>& events) {
   if (events.empty()) return;
+  // quote() would cut a text at a NUL, and jsonb cannot hold one.
+  for (const AuditAppend& event : events) {
+    bool nul = event.principal.find('\0') != std::string::npos ||
+               event.action.find('\0') != std::string::npos;
+    for (const auto& [key, value] : event.detail) {
+      nul = nul || key.find('\0') != std::string::npos || value.find('\0') != std::string::npos;
+    }
+    if (nul) throw std::invalid_argument("an audit event's text contains a NUL character");
+  }
   // One statement in autocommit: the chain's head is locked only while it runs, never while a
   // client holds a transaction open, so that no append can hold up a journal commit.
   pqxx::nontransaction statement(connection, "append_audit_events");
@@ -142,14 +151,16 @@ AuditPage read_audit_page(pqxx::connection& connection, std::int64_t after_seq, 
 AuditPage read_audit_page(pqxx::transaction_base& tx, std::int64_t after_seq, int limit) {
   AuditPage page;
   for (const auto& row : tx.exec_params(
-           "SELECT seq, (extract(epoch FROM at) * 1000000)::bigint, principal, action, "
+           "SELECT seq, CASE WHEN isfinite(at) THEN (extract(epoch FROM at) * 1000000)::bigint "
+           "END, "
+           "principal, action, "
            "detail::text, prev_hash, hash, id FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2",
            after_seq, limit)) {
     AuditEvent event;
     if (row[0].is_null() || row[1].is_null() || row[2].is_null() || row[3].is_null() ||
         row[4].is_null()) {
       throw AuditTrailAltered("the audit event with id " + row[7].as<std::string>() +
-                              " has a column emptied");
+                              " has a column emptied or a time that is not finite");
     }
     event.seq = row[0].as<std::int64_t>();
     event.at_us = row[1].as<std::int64_t>();

@@ -44,7 +44,7 @@ std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t 
   for (const char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
     const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (value > (max - digit) / 10) return std::nullopt;
+    if (digit > max || value > (max - digit) / 10) return std::nullopt;
     value = value * 10 + digit;
   }
   return value;
@@ -183,6 +183,11 @@ bool AuditWalk::feed(const AuditEvent& event) {
 }
 
 bool AuditWalk::finish(const AuditChainPosition& head) {
+  if (anchor_) {
+    broken_ = "the chain ends at event " + std::to_string(head.seq) +
+              ", before the anchor's event " + std::to_string(anchor_->seq);
+    return false;
+  }
   if (auto broken = audit_head_break(at_, head)) {
     broken_ = std::move(*broken);
     return false;

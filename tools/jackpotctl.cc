@@ -421,11 +421,14 @@ void print_payout(const pb::Payout& payout) {
 }
 
 // A live list: what waits, then each change as jackpotd commits it, until interrupted or the
-// daemon stops (exit 0). A stream that fell behind (RESOURCE_EXHAUSTED) or that a rebuild of the
-// controller's state ended (UNAVAILABLE after it served) is watched again at once: the list comes
-// first again. `--exit-when-idle` ends the watch once nothing has come for that long (scripts).
+// daemon stops (exit 0). A stream that was open and then fell behind (RESOURCE_EXHAUSTED) or was
+// ended by a rebuild of the controller's state (UNAVAILABLE) is watched again after a pause
+// (1 s, doubling to 30 s): the list comes first again. A stream refused at its opening (over the
+// stream limits) is an error. `--exit-when-idle` ends the watch once nothing has come for that
+// long (scripts).
 int payouts_watch(Session& session, const std::vector<std::string>& links, double idle_seconds) {
   using Clock = std::chrono::steady_clock;
+  auto pause = std::chrono::seconds(1);
   for (;;) {
     // The connection within the deadline; then the stream lasts as long as it is wanted.
     if (!session.channel->WaitForConnected(
@@ -441,6 +444,10 @@ int payouts_watch(Session& session, const std::vector<std::string>& links, doubl
     grpc::ClientContext context;
     std::map<std::uint64_t, pb::Payout> waiting;
     auto reader = stub->WatchPendingPayouts(&context, request);
+    // jackpotd sends its initial metadata as soon as it takes the stream: from then on it was
+    // open, even before the first payout.
+    reader->WaitForInitialMetadata();
+    const bool opened = context.GetServerInitialMetadata().count("jackpot-watch") > 0;
     pb::PayoutEvent event;
     std::mutex mutex;
     std::condition_variable changed;
@@ -451,7 +458,7 @@ int payouts_watch(Session& session, const std::vector<std::string>& links, doubl
     if (idle_seconds > 0) {
       const auto limit =
           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(idle_seconds));
-      idle = std::thread([&] {
+      idle = std::thread([&, limit] {
         std::unique_lock lock(mutex);
         while (!done) {
           if (Clock::now() - last >= limit) {
@@ -466,6 +473,7 @@ int payouts_watch(Session& session, const std::vector<std::string>& links, doubl
     bool served = false;
     while (reader->Read(&event)) {
       served = true;
+      pause = std::chrono::seconds(1);
       {
         const std::lock_guard lock(mutex);
         last = Clock::now();
@@ -488,12 +496,16 @@ int payouts_watch(Session& session, const std::vector<std::string>& links, doubl
     changed.notify_all();
     if (idle.joinable()) idle.join();
     if (status.ok() || idle_cancelled) return kOk;
-    const bool again = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ||
-                       (status.error_code() == grpc::StatusCode::UNAVAILABLE && served);
+    const bool again =
+        (opened || served) && (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+                               status.error_code() == grpc::StatusCode::UNAVAILABLE);
     if (!again) return failed(status);
-    std::printf("-- the watch ended (%s: %s); watching again\n", code_name(status.error_code()),
-                status.error_message().c_str());
+    std::printf("-- the watch ended (%s: %s); watching again in %lld s\n",
+                code_name(status.error_code()), status.error_message().c_str(),
+                static_cast<long long>(pause.count()));
     std::fflush(stdout);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::seconds(30));
   }
 }
 

@@ -542,11 +542,15 @@ class PayoutFeed {
 // falls that far behind is finished RESOURCE_EXHAUSTED and reconnects for a fresh list);
 // finishes OK when the daemon stops. Deletes itself once gRPC is done with it and nothing holds
 // it.
+// The initial metadata a WatchPendingPayouts stream that jackpotd took sends at once.
+constexpr std::string_view kWatchOpenKey = "jackpot-watch";
+
 class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   static constexpr std::size_t kMaxQueued = 4096;
 
-  static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(EngineHost& host,
+  static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(grpc::CallbackServerContext& context,
+                                                          EngineHost& host,
                                                           std::shared_ptr<PayoutFeed> feed,
                                                           std::set<std::string> links,
                                                           std::string peer) {
@@ -555,7 +559,9 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       delete stream;
       return new RefusedStream(Status(StatusCode::RESOURCE_EXHAUSTED, *refused));
     }
-    // At once, so that a client knows its watch is in place even when nothing waits.
+    // At once, so that a client knows its watch is in place even when nothing waits (and can
+    // tell a watch that was open from one refused at its opening: supervisor.proto).
+    context.AddInitialMetadata(std::string(kWatchOpenKey), "open");
     stream->StartSendInitialMetadata();
     stream->pump();
     return stream;
@@ -1362,7 +1368,7 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
       }
       links.insert(link);
     }
-    return PayoutStream::open(host_, feed_, std::move(links), peer_host(context->peer()));
+    return PayoutStream::open(*context, host_, feed_, std::move(links), peer_host(context->peer()));
   }
 
  private:

@@ -380,6 +380,7 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
                  const storage::SessionLimits& limits, const std::string& principal,
                  const std::string& signal_name, std::chrono::steady_clock::time_point stop_by,
                  RefusalTally& refusals) {
+  std::uint64_t unrecorded_refusals = 0;
   try {
     const auto left =
         std::max<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -395,12 +396,17 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
     // The refusals not yet on record and the stop, in one statement: both or neither.
     std::vector<storage::AuditAppend> events;
     for (const RefusalTally::Kind& kind : refusals.drain()) {
+      unrecorded_refusals += kind.count;
       events.push_back({principal, "access.refused", refused_detail(kind)});
     }
     events.push_back({principal, "daemon.stop", {{"signal", signal_name}}});
     storage::append_audit_events(*db, events);
   } catch (const std::exception& error) {
-    log_line(std::string("could not record the stop in the audit trail: ") + error.what());
+    log_line(std::string("could not record the stop in the audit trail") +
+             (unrecorded_refusals > 0
+                  ? " (nor " + std::to_string(unrecorded_refusals) + " refused calls)"
+                  : "") +
+             ": " + error.what());
   }
 }
 

