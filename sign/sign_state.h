@@ -1,0 +1,87 @@
+#pragma once
+
+// What a progressive sign shows, as plain values: per link every level's amount in whole cents
+// with its Must-Hit-By amount and the link's status, per table the Dynamic Pays of its round,
+// and the hits still on show. Built by the daemon from committed state only (sign/README.md);
+// no reserves and no hidden points, only the published commitment of a hidden trigger.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meters/digest.h"
+#include "meters/money.h"
+
+namespace jackpot::sign {
+
+enum class LinkShownStatus : std::uint8_t { open, closed, unavailable };
+
+struct LevelShown {
+  std::uint32_t level = 0;
+  std::string name;
+  std::int64_t amount_cents = 0;       // shown_cents(): never above the ceiling or the MHB.
+  std::int64_t must_hit_by_cents = 0;  // 0: not a Must-Hit-By level.
+  std::int64_t ceiling_cents = 0;      // 0: no ceiling.
+  std::optional<Sha256Digest> trigger_commitment;  // A hidden trigger's published commitment.
+  friend bool operator==(const LevelShown&, const LevelShown&) = default;
+};
+
+struct LinkShown {
+  std::string link;
+  LinkShownStatus status = LinkShownStatus::unavailable;
+  std::vector<LevelShown> levels;
+  friend bool operator==(const LinkShown&, const LinkShown&) = default;
+};
+
+struct DynamicPayShown {
+  std::string hand;
+  std::uint32_t option = 0;
+  std::int64_t amount_cents = 0;
+  friend bool operator==(const DynamicPayShown&, const DynamicPayShown&) = default;
+};
+
+struct TableShown {
+  std::string table;
+  std::uint64_t round = 0;  // The round the Dynamic Pays belong to; 0 before its first.
+  struct LinkPays {
+    std::string link;
+    std::string paytable;
+    std::vector<DynamicPayShown> pays;
+    friend bool operator==(const LinkPays&, const LinkPays&) = default;
+  };
+  std::vector<LinkPays> links;
+  friend bool operator==(const TableShown&, const TableShown&) = default;
+};
+
+struct HitShown {
+  std::string link;
+  std::uint32_t level = 0;
+  std::string table;
+  std::uint64_t round = 0;
+  std::uint32_t seat = 0;
+  std::string hand;
+  std::int64_t amount_cents = 0;
+  std::int64_t reset_cents = 0;  // The level's value after its reset.
+  std::int64_t hit_us = 0;       // Unix microseconds.
+  friend bool operator==(const HitShown&, const HitShown&) = default;
+};
+
+// Everything the signs show at one committed moment. `sequence` increases with every change.
+struct SignState {
+  std::uint64_t sequence = 0;
+  std::vector<LinkShown> links;
+  std::vector<TableShown> tables;
+  std::vector<HitShown> hits;  // Oldest first; each shown until hit_us + the configured time.
+  // The content without the sequence: two states show the same when these are equal.
+  bool shows_same_as(const SignState& other) const {
+    return links == other.links && tables == other.tables && hits == other.hits;
+  }
+};
+
+// The amount a sign shows for a meter: whole cents rounded down, and never more than the
+// ceiling nor the Must-Hit-By amount (each rounded down too), nor below zero.
+std::int64_t shown_cents(Money meter, std::optional<Money> ceiling,
+                         std::optional<Money> must_hit_by);
+
+}  // namespace jackpot::sign
