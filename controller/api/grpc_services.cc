@@ -537,13 +537,14 @@ class PayoutFeed {
   std::set<PayoutStream*> streams_;
 };
 
+// The initial metadata a WatchPendingPayouts stream that jackpotd took sends at once.
+constexpr std::string_view kWatchOpenKey = "jackpot-watch";
+
 // One supervisor's WatchPendingPayouts stream: the pending payouts of its links at once, then
 // each change, one write at a time, from a queue of at most kMaxQueued events (a client that
 // falls that far behind is finished RESOURCE_EXHAUSTED and reconnects for a fresh list);
 // finishes OK when the daemon stops. Deletes itself once gRPC is done with it and nothing holds
 // it.
-// The initial metadata a WatchPendingPayouts stream that jackpotd took sends at once.
-constexpr std::string_view kWatchOpenKey = "jackpot-watch";
 
 class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:

@@ -3,6 +3,7 @@
 // with the first answer also after a restart, and who decided what in the journal.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -366,6 +367,69 @@ TEST_F(SupervisorEndToEnd, TheWatchShowsWhatWaitsThenEachChangeAndAgainAfterARes
   EXPECT_EQ(event.payout().payout_id(), second[1].payout_id());
   EXPECT_EQ(event.payout().state(), pb::PAYOUT_STATE_PENDING);
   again_context.TryCancel();
+}
+
+// The floor supervisor's command line: `payouts watch` lists what waits and each change, and
+// `payouts approve` / `reject` decide as the caller, with the exit codes jackpotctl documents.
+TEST_F(SupervisorEndToEnd, JackpotctlWatchesApprovesAndRejects) {
+  auto awards = play_round(1);
+  const std::string royal = std::to_string(awards[1].payout_id());
+  const std::string four = std::to_string(awards[2].payout_id());
+  const auto jackpotctl = [&](const std::string& principal, const std::string& arguments) {
+    FILE* pipe = popen((std::string(JACKPOTCTL_BINARY) + " " +
+                        testing::admin_tool_flags(address_, principal) + " " + arguments + " 2>&1")
+                           .c_str(),
+                       "r");
+    std::string printed;
+    if (pipe == nullptr) return std::pair{-1, printed};
+    char chunk[512];
+    while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
+    const int status = pclose(pipe);
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
+  };
+  const auto [watched, listed] =
+      jackpotctl("supervisor/alice", "payouts watch --exit-when-idle 1.5");
+  EXPECT_EQ(watched, 0) << listed;
+  EXPECT_NE(listed.find("payout " + four + " PENDING"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("payout " + royal + " PENDING"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("  2 waiting"), std::string::npos) << listed;
+
+  const auto [approved, approved_printed] =
+      jackpotctl("supervisor/alice", "payouts approve " + royal + " --request-id ctl-a-1");
+  EXPECT_EQ(approved, 0) << approved_printed;
+  EXPECT_NE(approved_printed.find("payout " + royal + " PENDING"), std::string::npos)
+      << approved_printed;
+  EXPECT_NE(approved_printed.find("approvals 1 of 2 by supervisor/alice"), std::string::npos)
+      << approved_printed;
+  // The same supervisor again under another id: refused (exit 1, the refusal's name printed).
+  const auto [again, again_printed] =
+      jackpotctl("supervisor/alice", "payouts approve " + royal + " --request-id ctl-a-2");
+  EXPECT_EQ(again, 1) << again_printed;
+  EXPECT_NE(again_printed.find("FAILED_PRECONDITION: already_approved"), std::string::npos)
+      << again_printed;
+  const auto [paid, paid_printed] =
+      jackpotctl("supervisor/bob", "payouts approve " + royal + " --request-id ctl-b-1");
+  EXPECT_EQ(paid, 0) << paid_printed;
+  EXPECT_NE(paid_printed.find("PAID"), std::string::npos) << paid_printed;
+  const auto [rejected, rejected_printed] = jackpotctl(
+      "supervisor/bob", "payouts reject " + four + " --request-id ctl-b-2 --reason 'dealer error'");
+  EXPECT_EQ(rejected, 0) << rejected_printed;
+  EXPECT_NE(rejected_printed.find("REJECTED"), std::string::npos) << rejected_printed;
+  EXPECT_NE(rejected_printed.find("rejected by supervisor/bob: dealer error"), std::string::npos)
+      << rejected_printed;
+  // An admin may not approve; a reject without a reason is a usage error.
+  const auto [admin, admin_printed] =
+      jackpotctl("admin/ops", "payouts approve " + royal + " --request-id ctl-x");
+  EXPECT_EQ(admin, 1) << admin_printed;
+  EXPECT_NE(admin_printed.find("PERMISSION_DENIED"), std::string::npos) << admin_printed;
+  const auto [usage, usage_printed] =
+      jackpotctl("supervisor/bob", "payouts reject " + four + " --request-id ctl-b-3");
+  EXPECT_EQ(usage, 2) << usage_printed;
+  // Nothing waits now.
+  const auto [empty, empty_printed] =
+      jackpotctl("supervisor/alice", "payouts watch --exit-when-idle 1");
+  EXPECT_EQ(empty, 0) << empty_printed;
+  EXPECT_EQ(empty_printed.find("PENDING"), std::string::npos) << empty_printed;
 }
 
 }  // namespace
