@@ -18,17 +18,6 @@ std::optional<std::int64_t> digits(std::string_view text) {
   return value;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-std::int64_t days_from_civil(std::int64_t year, std::int64_t month, std::int64_t day) {
-  year -= month <= 2 ? 1 : 0;
-  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const std::int64_t year_of_era = year - era * 400;
-  const std::int64_t day_of_year = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
-  const std::int64_t day_of_era =
-      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-  return era * 146097 + day_of_era - 719468;
-}
-
 bool leap(std::int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
 
 std::int64_t days_in_month(std::int64_t year, std::int64_t month) {
@@ -91,7 +80,15 @@ std::optional<std::int64_t> parse_time(std::string_view text) {
     minute = *m;
     second = *s;
   }
-  return days_from_civil(*year, *month, *day) * 86'400 + hour * 3'600 + minute * 60 + second;
+  // The date is checked above; the C library's UTC calendar counts the seconds.
+  std::tm utc{};
+  utc.tm_year = static_cast<int>(*year - 1900);
+  utc.tm_mon = static_cast<int>(*month - 1);
+  utc.tm_mday = static_cast<int>(*day);
+  utc.tm_hour = static_cast<int>(hour);
+  utc.tm_min = static_cast<int>(minute);
+  utc.tm_sec = static_cast<int>(second);
+  return static_cast<std::int64_t>(timegm(&utc));
 }
 
 std::string time_text(std::int64_t unix_us) {
