@@ -17,13 +17,22 @@ namespace jackpot::sign {
 
 enum class LinkShownStatus : std::uint8_t { open, closed, unavailable };
 
+// A hidden Must-Hit-By trigger as published before any play can hit it: the commitment and the
+// range the point was drawn from, never the point or its salt (common.proto TriggerCommitment).
+struct TriggerShown {
+  Sha256Digest commitment{};
+  Money above;
+  Money up_to;
+  friend bool operator==(const TriggerShown&, const TriggerShown&) = default;
+};
+
 struct LevelShown {
   std::uint32_t level = 0;
   std::string name;
-  std::int64_t amount_cents = 0;       // shown_cents(): never above the ceiling or the MHB.
-  std::int64_t must_hit_by_cents = 0;  // 0: not a Must-Hit-By level.
-  std::int64_t ceiling_cents = 0;      // 0: no ceiling.
-  std::optional<Sha256Digest> trigger_commitment;  // A hidden trigger's published commitment.
+  std::int64_t amount_cents = 0;        // shown_cents(): never above the ceiling or the MHB.
+  std::int64_t must_hit_by_cents = 0;   // 0: not a Must-Hit-By level.
+  std::int64_t ceiling_cents = 0;       // 0: no ceiling.
+  std::optional<TriggerShown> trigger;  // A hidden trigger's published commitment.
   friend bool operator==(const LevelShown&, const LevelShown&) = default;
 };
 

@@ -13,10 +13,12 @@
 
 #include "controller/api/report_period.h"
 #include "controller/api/request_checks.h"
+#include "controller/api/sign_feed.h"
 #include "controller/api/stream_limits.h"
 #include "controller/api/transport_security.h"
 #include "controller/limits/request_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/sign.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "meters/invariant.h"
@@ -1409,6 +1411,388 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
   std::shared_ptr<PayoutFeed> feed_;
 };
 
+// ---- SignService -----------------------------------------------------------------------------
+
+class SignStream;
+
+pb::PaytableLine::Kind line_kind(sign::RowKind kind) {
+  switch (kind) {
+    case sign::RowKind::percent:
+      return pb::PaytableLine::KIND_PERCENT;
+    case sign::RowKind::fixed:
+      return pb::PaytableLine::KIND_FIXED;
+    case sign::RowKind::dynamic:
+      return pb::PaytableLine::KIND_DYNAMIC;
+    case sign::RowKind::must_hit_by:
+      return pb::PaytableLine::KIND_MUST_HIT_BY;
+  }
+  return pb::PaytableLine::KIND_UNSPECIFIED;
+}
+
+pb::LinkStatus shown_status(sign::LinkShownStatus status) {
+  switch (status) {
+    case sign::LinkShownStatus::open:
+      return pb::LINK_STATUS_OPEN;
+    case sign::LinkShownStatus::closed:
+      return pb::LINK_STATUS_CLOSED;
+    case sign::LinkShownStatus::unavailable:
+      return pb::LINK_STATUS_UNAVAILABLE;
+  }
+  return pb::LINK_STATUS_UNSPECIFIED;
+}
+
+std::int64_t unix_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// What one sign watches: links (empty: every link) and tables.
+struct SignWatch {
+  std::set<std::string> links;
+  std::set<std::string> tables;
+  bool shows_link(const std::string& link) const { return links.empty() || links.count(link) > 0; }
+  // The key the encodings of one state are shared by.
+  std::string key() const {
+    std::string joined;
+    for (const std::string& link : links) joined.append(link).push_back('\n');
+    joined.push_back('|');
+    for (const std::string& table : tables) joined.append(table).push_back('\n');
+    return joined;
+  }
+};
+
+// A state as a sign watching `watch` is sent it; the placards of its tables when `paytables`.
+void fill_sign_snapshot(const sign::SignState& state, const SignWatch& watch,
+                        const sign::SignFloor* paytables, pb::MeterSnapshot& out) {
+  out.set_sequence(state.sequence);
+  set_time(unix_now_us(), *out.mutable_published_time());
+  for (const sign::LinkShown& link : state.links) {
+    if (!watch.shows_link(link.link)) continue;
+    pb::SignLinkStatus& status = *out.add_links();
+    status.set_link_id(link.link);
+    status.set_status(shown_status(link.status));
+    for (const sign::LevelShown& level : link.levels) {
+      pb::LevelMeter& meter = *out.add_levels();
+      meter.set_link_id(link.link);
+      meter.set_level(level.level);
+      meter.set_name(level.name);
+      meter.set_amount_cents(level.amount_cents);
+      meter.set_must_hit_by_cents(level.must_hit_by_cents);
+      meter.set_ceiling_cents(level.ceiling_cents);
+      if (level.trigger) {
+        pb::TriggerCommitment& commitment = *out.add_trigger_commitments();
+        commitment.set_link_id(link.link);
+        commitment.set_level(level.level);
+        commitment.set_commitment(level.trigger->commitment.data(),
+                                  level.trigger->commitment.size());
+        commitment.set_above_micros(level.trigger->above.micros());
+        commitment.set_up_to_micros(level.trigger->up_to.micros());
+      }
+    }
+  }
+  for (const sign::TableShown& table : state.tables) {
+    if (watch.tables.count(table.table) == 0) continue;
+    pb::TableDynamicPays& pays = *out.add_tables();
+    pays.set_table_id(table.table);
+    pays.set_round_id(table.round);
+    for (const sign::TableShown::LinkPays& link : table.links) {
+      pb::DynamicPaySelection& selection = *pays.add_selections();
+      selection.set_link_id(link.link);
+      selection.set_paytable_id(link.paytable);
+      for (const sign::DynamicPayShown& pay : link.pays) {
+        pb::DynamicPay& shown = *selection.add_pays();
+        shown.set_hand(pay.hand);
+        shown.set_option(pay.option);
+        shown.set_amount_cents(pay.amount_cents);
+      }
+    }
+  }
+  for (const sign::HitShown& hit : state.hits) {
+    if (!watch.shows_link(hit.link)) continue;
+    pb::HitAnnouncement& shown = *out.add_hits();
+    shown.set_link_id(hit.link);
+    shown.set_level(hit.level);
+    shown.set_table_id(hit.table);
+    shown.set_round_id(hit.round);
+    shown.set_seat(hit.seat);
+    shown.set_hand(hit.hand);
+    shown.set_amount_cents(hit.amount_cents);
+    set_time(hit.hit_us, *shown.mutable_hit_time());
+    shown.set_reset_cents(hit.reset_cents);
+  }
+  if (paytables == nullptr) return;
+  for (const sign::TableFacts& table : paytables->tables) {
+    if (watch.tables.count(table.table) == 0) continue;
+    for (const sign::TableLinkFacts& link : table.links) {
+      pb::TablePaytable& placard = *out.add_paytables();
+      placard.set_table_id(table.table);
+      placard.set_link_id(link.link);
+      placard.set_paytable_id(link.paytable);
+      for (const sign::PaytableRowShown& row : link.rows) {
+        pb::PaytableLine& line = *placard.add_lines();
+        line.set_hand(row.hand);
+        line.set_kind(line_kind(row.kind));
+        line.set_level(row.level);
+        line.set_percent(row.percent);
+        line.set_amount_cents(row.amount_cents);
+        for (const std::int64_t option : row.option_cents) line.add_option_cents(option);
+        line.set_envy_cents(row.envy_cents);
+      }
+    }
+  }
+}
+
+template <typename Message>
+std::optional<grpc::ByteBuffer> serialized(const Message& message) {
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  if (!grpc::SerializationTraits<Message>::Serialize(message, &bytes, &own_buffer).ok()) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+// Every open WatchMeters stream: the bounds on how many, the fan-out of each publication (one
+// subscription to the feed's publisher for all of them), and the latest encoding of a state per
+// watch, so that a thousand signs watching the same links share one encoding.
+class SignStreams : public std::enable_shared_from_this<SignStreams> {
+ public:
+  SignStreams(SignFeed& feed, StreamLimits limits) : feed_(feed), slots_(limits) {}
+  ~SignStreams() {
+    if (subscription_ != 0) feed_.publisher().unsubscribe(subscription_);
+  }
+  void subscribe() {
+    subscription_ = feed_.publisher().subscribe([weak = weak_from_this()] {
+      if (const auto streams = weak.lock()) streams->changed();
+    });
+  }
+
+  std::optional<std::string> add(SignStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (auto refused = slots_.take(peer)) return refused;
+    streams_.insert(stream);
+    return std::nullopt;
+  }
+  void remove(SignStream* stream, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    if (streams_.erase(stream) > 0) slots_.give_back(peer);
+  }
+  void changed();
+
+  // The state's update for `watch`, encoded once per state and watch.
+  std::optional<grpc::ByteBuffer> encoded(const sign::SignState& state, const SignWatch& watch) {
+    const std::string key = watch.key();
+    {
+      std::lock_guard lock(cache_mutex_);
+      const auto found = cache_.find(key);
+      if (found != cache_.end() && found->second.first == state.sequence) {
+        return found->second.second;
+      }
+    }
+    pb::SignUpdate update;
+    fill_sign_snapshot(state, watch, nullptr, *update.mutable_meters());
+    auto bytes = serialized(update);
+    if (!bytes) return std::nullopt;
+    std::lock_guard lock(cache_mutex_);
+    if (cache_.size() >= kMaxCached && cache_.count(key) == 0) cache_.clear();
+    cache_[key] = {state.sequence, *bytes};
+    return bytes;
+  }
+
+  SignFeed& feed() { return feed_; }
+
+ private:
+  static constexpr std::size_t kMaxCached = 256;
+  SignFeed& feed_;
+  std::uint64_t subscription_ = 0;
+  std::mutex mutex_;
+  StreamSlots slots_;
+  std::set<SignStream*> streams_;
+  std::mutex cache_mutex_;
+  std::map<std::string, std::pair<std::uint64_t, grpc::ByteBuffer>> cache_;
+};
+
+// One sign's WatchMeters stream: the snapshot with its tables' placards at once, then the latest
+// state at each publication it is woken for (pace()), or a heartbeat after a quiet spell, one
+// write at a time: a sign still busy with a write is sent the latest once it is done, never a
+// backlog. Finishes OK when the feed stops, CANCELLED when the client cancels. Deletes itself
+// once gRPC is done with it and no notification holds it.
+class SignStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(std::shared_ptr<SignStreams> streams,
+                                                          SignWatch watch, std::string peer) {
+    auto* stream = new SignStream(streams, std::move(watch), std::move(peer));
+    if (auto refused = streams->add(stream, stream->peer_)) {
+      delete stream;
+      return new RefusedStream(Status(StatusCode::RESOURCE_EXHAUSTED, *refused));
+    }
+    stream->pump();
+    return stream;
+  }
+
+  void hold() { holds_.fetch_add(1); }
+  void release() {
+    if (holds_.fetch_sub(1) == 1) delete this;
+  }
+
+  void pump() {
+    std::unique_lock lock(mutex_);
+    if (writing_ || finished_) return;
+    SignFeed& feed = streams_->feed();
+    if (feed.stopping() || cancelled_) {
+      finished_ = true;
+      const bool cancelled = cancelled_;
+      lock.unlock();
+      Finish(cancelled ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
+                       : Status::OK);
+      return;
+    }
+    const std::shared_ptr<const sign::SignState> latest = feed.publisher().latest();
+    const std::int64_t now = unix_now_us();
+    std::optional<grpc::ByteBuffer> bytes;
+    if (!snapshot_sent_) {
+      pb::SignUpdate update;
+      fill_sign_snapshot(*latest, watch_, &feed.floor(), *update.mutable_meters());
+      bytes = serialized(update);
+      snapshot_sent_ = true;
+      sent_ = latest->sequence;
+    } else {
+      switch (sign::pace(latest->sequence, sent_, last_sent_us_, now, feed.pace()).kind) {
+        case sign::PaceDecision::Kind::wait:
+          return;
+        case sign::PaceDecision::Kind::send_state:
+          bytes = streams_->encoded(*latest, watch_);
+          sent_ = latest->sequence;
+          break;
+        case sign::PaceDecision::Kind::send_heartbeat: {
+          pb::SignUpdate update;
+          update.mutable_heartbeat()->set_sequence(sent_);
+          set_time(now, *update.mutable_heartbeat()->mutable_sent_time());
+          bytes = serialized(update);
+          break;
+        }
+      }
+    }
+    if (!bytes) {
+      finished_ = true;
+      lock.unlock();
+      Finish(Status(StatusCode::INTERNAL, "a sign update could not be serialised"));
+      return;
+    }
+    next_bytes_ = std::move(*bytes);
+    last_sent_us_ = now;
+    writing_ = true;
+    lock.unlock();
+    StartWrite(&next_bytes_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mutex_);
+      writing_ = false;
+      if (!ok) cancelled_ = true;
+    }
+    pump();
+  }
+  void OnCancel() override {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    pump();
+  }
+  void OnDone() override {
+    streams_->remove(this, peer_);
+    release();
+  }
+
+ private:
+  SignStream(std::shared_ptr<SignStreams> streams, SignWatch watch, std::string peer)
+      : streams_(std::move(streams)), watch_(std::move(watch)), peer_(std::move(peer)) {}
+  ~SignStream() override = default;
+
+  std::shared_ptr<SignStreams> streams_;
+  const SignWatch watch_;
+  const std::string peer_;
+  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
+  std::mutex mutex_;
+  grpc::ByteBuffer next_bytes_;  // The write under way.
+  bool snapshot_sent_ = false;
+  std::uint64_t sent_ = 0;  // The sequence of the last state sent.
+  std::int64_t last_sent_us_ = 0;
+  bool writing_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+};
+
+void SignStreams::changed() {
+  std::vector<SignStream*> told;
+  {
+    std::lock_guard lock(mutex_);
+    told.assign(streams_.begin(), streams_.end());
+    for (SignStream* stream : told) stream->hold();
+  }
+  for (SignStream* stream : told) {
+    stream->pump();
+    stream->release();
+  }
+}
+
+using SignServiceBase =
+    pb::SignService::WithRawCallbackMethod_WatchMeters<pb::SignService::Service>;
+
+class SignServiceImpl final : public SignServiceBase {
+ public:
+  SignServiceImpl(SignFeed& feed, const StartGate& gate, StreamLimits limits,
+                  RefusalObserver refused)
+      : feed_(feed),
+        gate_(gate),
+        refused_(std::move(refused)),
+        streams_(std::make_shared<SignStreams>(feed, limits)) {
+    streams_->subscribe();
+  }
+
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchMeters(grpc::CallbackServerContext* context,
+                                                          const grpc::ByteBuffer* bytes) override {
+    if (auto refusal = refused_before_start(gate_)) return new RefusedStream(*refusal);
+    pb::WatchMetersRequest request;
+    if (auto refusal = read_request(*bytes, request)) return new RefusedStream(*refusal);
+    if (auto refusal =
+            refused_acting(*context, "/jackpot.v1.SignService/WatchMeters", request, refused_)) {
+      return new RefusedStream(*refusal);
+    }
+    SignWatch watch;
+    const sign::SignFloor& floor = feed_.floor();
+    for (const std::string& link : request.link_ids()) {
+      const bool known =
+          std::any_of(floor.links.begin(), floor.links.end(),
+                      [&](const sign::LinkFacts& facts) { return facts.link == link; });
+      if (!known) {
+        return new RefusedStream(
+            to_status({EngineError::unknown_link, "no link " + quote_prefix(link)}));
+      }
+      watch.links.insert(link);
+    }
+    for (const std::string& table : request.table_ids()) {
+      const bool known =
+          std::any_of(floor.tables.begin(), floor.tables.end(),
+                      [&](const sign::TableFacts& facts) { return facts.table == table; });
+      if (!known) {
+        return new RefusedStream(
+            to_status({EngineError::unknown_table, "no table " + quote_prefix(table)}));
+      }
+      watch.tables.insert(table);
+    }
+    return SignStream::open(streams_, std::move(watch), peer_host(context->peer()));
+  }
+
+ private:
+  SignFeed& feed_;
+  const StartGate& gate_;
+  RefusalObserver refused_;
+  std::shared_ptr<SignStreams> streams_;
+};
 }  // namespace
 
 void StartGate::open(ConfigInForce config) {
@@ -1430,6 +1814,11 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
                                                        StreamLimits limits) {
   return std::make_unique<SupervisorServiceImpl>(host, gate, limits);
+}
+
+std::unique_ptr<grpc::Service> make_sign_service(SignFeed& feed, const StartGate& gate,
+                                                 StreamLimits limits, RefusalObserver refused) {
+  return std::make_unique<SignServiceImpl>(feed, gate, limits, std::move(refused));
 }
 
 }  // namespace jackpot

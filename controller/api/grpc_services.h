@@ -16,6 +16,8 @@ class Service;
 
 namespace jackpot {
 
+class SignFeed;
+
 // The configuration in force, as AdminService.GetConfig answers it. Nothing secret: the floor
 // as loaded and the shipped paytables its tables use (hidden Must-Hit-By points are drawn at run
 // time and never part of it).
@@ -66,5 +68,12 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
 // RESOURCE_EXHAUSTED.
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
                                                        StreamLimits limits = {});
+
+// SignService.WatchMeters over `feed` (UNAVAILABLE until `gate` opens): a sign's stream shows
+// the links and tables it asks for. Streams beyond `limits` are refused RESOURCE_EXHAUSTED; a sign
+// acting for another sign_id is refused PERMISSION_DENIED and counted through `refused`. `feed`
+// must outlive the service and the server.
+std::unique_ptr<grpc::Service> make_sign_service(SignFeed& feed, const StartGate& gate,
+                                                 StreamLimits limits, RefusalObserver refused = {});
 
 }  // namespace jackpot

@@ -20,13 +20,15 @@ std::string peer_host(std::string_view peer) {
 
 std::optional<std::string> StreamSlots::take(const std::string& peer) {
   if (held_ >= limits_.per_server) {
-    return "the controller holds its most link status streams (" +
-           std::to_string(limits_.per_server) + ", --streams-max); retry later";
+    return "the controller holds its most " + std::string(limits_.kind) + " (" +
+           std::to_string(limits_.per_server) + ", " + std::string(limits_.flag) +
+           "-max); retry later";
   }
   std::size_t& mine = by_peer_[peer];
   if (mine >= limits_.per_peer) {
-    return "this client holds its most link status streams (" + std::to_string(limits_.per_peer) +
-           ", --streams-per-peer-max); end one first";
+    return "this client holds its most " + std::string(limits_.kind) + " (" +
+           std::to_string(limits_.per_peer) + ", " + std::string(limits_.flag) +
+           "-per-peer-max); end one first";
   }
   ++mine;
   ++held_;

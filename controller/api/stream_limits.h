@@ -8,12 +8,17 @@
 
 namespace jackpot {
 
-// How many WatchLinkStatus streams the daemon holds at once: each costs memory, none a thread.
+// How many streams of one kind (WatchLinkStatus, WatchPendingPayouts, WatchMeters) the daemon
+// holds at once: each costs memory, none a thread.
 struct StreamLimits {
   std::size_t per_server = 4096;
   // Per client host: one table controller holds one stream; a process opening many from one
   // address cannot take every slot of the server.
   std::size_t per_peer = 64;
+  // What the refusals name: the streams, and the flags' common start (`<flag>-max`,
+  // `<flag>-per-peer-max`).
+  std::string_view kind = "link status streams";
+  std::string_view flag = "--streams";
 };
 
 // The client host of a gRPC peer string, without the port: "ipv4:10.0.0.7:51234" ->

@@ -31,6 +31,7 @@
 #include <tuple>
 
 #include "controller/api/grpc_services.h"
+#include "controller/api/sign_feed.h"
 #include "controller/api/transport_security.h"
 #include "controller/daemon/daemon_metrics.h"
 #include "controller/daemon/log_throttle.h"
@@ -294,7 +295,7 @@ struct GrpcServer {
 };
 
 GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport& transport,
-                             RefusalObserver refused, EngineHost* host,
+                             RefusalObserver refused, EngineHost* host, SignFeed* signs,
                              ReconciliationSource* durability, const StartGate& gate) {
   GrpcServer made;
   grpc::EnableDefaultHealthCheckService(true);
@@ -330,11 +331,19 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
   builder.experimental().SetInterceptorCreators(std::move(counters));
   if (host != nullptr) {
     made.services.push_back(make_table_service(
-        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max},
-        std::move(refused)));
+        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}, refused));
     made.services.push_back(make_admin_service(*host, durability, gate));
-    made.services.push_back(make_supervisor_service(
-        *host, gate, StreamLimits{options.streams_max, options.streams_per_peer_max}));
+    made.services.push_back(
+        make_supervisor_service(*host, gate,
+                                StreamLimits{options.streams_max, options.streams_per_peer_max,
+                                             "payout watches", "--streams"}));
+  }
+  if (signs != nullptr) {
+    made.services.push_back(
+        make_sign_service(*signs, gate,
+                          StreamLimits{options.sign_streams_max, options.sign_streams_per_peer_max,
+                                       "sign streams", "--sign-streams"},
+                          std::move(refused)));
   }
   for (const auto& service : made.services) builder.RegisterService(service.get());
   builder.AddListeningPort(options.listen_address, transport.credentials(), &made.port);
@@ -480,6 +489,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   std::unique_ptr<EngineHost> host;
+  std::unique_ptr<SignFeed> signs;  // Goes before the host (declared after it).
   if (floor) {
     auto engine = durability->open();
     if (!engine) {
@@ -500,6 +510,15 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     if (!host->snapshot_balances(SnapshotReason::start)) {
       log_line("could not record the start's balance snapshot; the database is failing");
     }
+    SignFeedOptions sign_options;
+    sign_options.pace.min_interval_us = 1'000'000 / options.sign_updates_per_second;
+    sign_options.hit_shown_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(options.sign_hit_shown).count();
+    sign_options.first_sequence =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+    signs = std::make_unique<SignFeed>(*host, *paytables, sign_options);
   }
 
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -516,7 +535,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
 
   StartGate gate;  // Outlives the services that read it.
   GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
-                                         host.get(), durability.get(), gate);
+                                         host.get(), signs.get(), durability.get(), gate);
   if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
@@ -642,6 +661,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
   poll_stop.notify_all();
   if (host) host->stop_watches();
+  if (signs) signs->stop();
   // gRPC's graceful shutdown ends only when every client has closed its connection, and a client
   // that holds an idle one keeps it open: the stop would wait the whole grace for nothing. Once
   // no call is left, the server's connections are closed from here (at once if none is running).

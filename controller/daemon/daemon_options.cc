@@ -136,6 +136,34 @@ SetResult set_streams_per_peer_max(DaemonOptions& options, const std::string& va
   return std::nullopt;
 }
 
+SetResult set_sign_updates_per_second(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 50);
+  if (!count) return expected_count(1, 50, value);
+  options.sign_updates_per_second = static_cast<int>(*count);
+  return std::nullopt;
+}
+
+SetResult set_sign_hit_seconds(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 3600);
+  if (!count) return expected_count(1, 3600, value);
+  options.sign_hit_shown = std::chrono::seconds(*count);
+  return std::nullopt;
+}
+
+SetResult set_sign_streams_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 1'000'000);
+  if (!count) return expected_count(1, 1'000'000, value);
+  options.sign_streams_max = static_cast<std::size_t>(*count);
+  return std::nullopt;
+}
+
+SetResult set_sign_streams_per_peer_max(DaemonOptions& options, const std::string& value) {
+  const auto count = count_in(value, 1, 1'000'000);
+  if (!count) return expected_count(1, 1'000'000, value);
+  options.sign_streams_per_peer_max = static_cast<std::size_t>(*count);
+  return std::nullopt;
+}
+
 SetResult set_grpc_threads_max(DaemonOptions& options, const std::string& value) {
   const auto count = count_in(value, 4, 4096);
   if (!count) return expected_count(4, 4096, value);
@@ -262,6 +290,18 @@ constexpr Option kOptions[] = {
     {"streams-per-peer-max", "N",
      "WatchLinkStatus streams one client host may hold; RESOURCE_EXHAUSTED\npast it (default 64)",
      set_streams_per_peer_max},
+    {"sign-updates-per-second", "N",
+     "at most this many sign snapshots a second, to every sign (1..50,\n"
+     "default 4)",
+     set_sign_updates_per_second},
+    {"sign-hit-seconds", "N", "how long a hit stays on the signs (1..3600, default 60)",
+     set_sign_hit_seconds},
+    {"sign-streams-max", "N",
+     "WatchMeters streams held at once; RESOURCE_EXHAUSTED past it\n(default 10000)",
+     set_sign_streams_max},
+    {"sign-streams-per-peer-max", "N",
+     "WatchMeters streams one client host may hold; RESOURCE_EXHAUSTED past\nit (default 1000)",
+     set_sign_streams_per_peer_max},
     {"grpc-threads-max", "N",
      "threads for the synchronous RPCs (admin, supervisor, health,\n"
      "reflection); a call with none free is RESOURCE_EXHAUSTED; the round\n"

@@ -38,6 +38,12 @@ struct DaemonOptions {
   // WatchLinkStatus streams held at once, in all and per client host: RESOURCE_EXHAUSTED past.
   std::size_t streams_max = 4096;
   std::size_t streams_per_peer_max = 64;
+  // The sign feed (SignService.WatchMeters): at most this many snapshots a second, a hit on
+  // show this long, and how many watches at once, in all and per client host.
+  int sign_updates_per_second = 4;
+  std::chrono::seconds sign_hit_shown{60};
+  std::size_t sign_streams_max = 10000;
+  std::size_t sign_streams_per_peer_max = 1000;
   // Threads gRPC may run the synchronous RPCs (AdminService, health, reflection) on; the round
   // commands and the streams use none of their own.
   int grpc_threads_max = 64;
@@ -71,7 +77,9 @@ struct OptionsError {
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
 // [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N]
 // [--query-timeout-ms N] [--probe-interval-ms N] [--commit-late-ms N] [--read-timeout-ms N]
-// [--streams-max N] [--streams-per-peer-max N] [--grpc-threads-max N] [--keepalive-ms N]
+// [--streams-max N] [--streams-per-peer-max N] [--sign-updates-per-second N]
+// [--sign-hit-seconds N] [--sign-streams-max N] [--sign-streams-per-peer-max N]
+// [--grpc-threads-max N] [--keepalive-ms N]
 // [--reflection on|off] [--state-file FILE] [--accept-database-batch N] [--tls-cert FILE]
 // [--tls-key FILE] [--tls-client-ca FILE] [--plaintext on|off] [--help] [--version]`.
 // Flags accept `--name value` and `--name=value`. The config file holds `name = value` lines

@@ -15,6 +15,7 @@
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/sign.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "tests/support/daemon_process.h"
@@ -185,6 +186,7 @@ class Watched {
     EXPECT_TRUE(line) << daemon->stderr_text();
     std::smatch match;
     if (!line || !std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) return;
+    address = match[1];
     table = pb::TableService::NewStub(channel_as(match[1], "table/T1"));
     admin = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
     health = grpc::health::v1::Health::NewStub(channel_as(match[1], "sign/e2e"));
@@ -211,6 +213,7 @@ class Watched {
   }
 
   std::unique_ptr<DaemonProcess> daemon;
+  std::string address;
   std::unique_ptr<pb::TableService::Stub> table;
   std::unique_ptr<pb::AdminService::Stub> admin;
   std::unique_ptr<grpc::health::v1::Health::Stub> health;
@@ -267,6 +270,73 @@ TEST(DatabaseOutage, AnIdleDaemonNoticesAnOutageWithinSeconds) {
   EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
   watch_context.TryCancel();
   ASSERT_TRUE(open_round(*watched.table, 1).ok());
+  watched.daemon->send_signal(SIGTERM);
+  EXPECT_EQ(watched.daemon->wait_for_exit(20s), 0) << watched.daemon->stderr_text();
+  unlink(floor.c_str());
+}
+
+// A sign watches while PostgreSQL stops under a round's lock: the lock's contribution, never
+// committed, is never shown; the link shows UNAVAILABLE within seconds, and OPEN again once the
+// daemon has rebuilt its state, with the meter the database holds.
+TEST(DatabaseOutage, ASignShowsUnavailableAndNeverAnUncommittedMeter) {
+  OwnCluster cluster;
+  const std::string floor = outage_floor();
+  Watched watched(cluster.dsn(), floor);
+  ASSERT_TRUE(watched.table);
+  auto signs = pb::SignService::NewStub(channel_as(watched.address, "sign/lobby"));
+  grpc::ClientContext sign_context;
+  sign_context.set_deadline(std::chrono::system_clock::now() + 120s);
+  pb::WatchMetersRequest request;
+  request.set_sign_id("lobby");
+  auto sign = signs->WatchMeters(&sign_context, request);
+  pb::SignUpdate update;
+  ASSERT_TRUE(sign->Read(&update));
+  ASSERT_EQ(update.meters().levels_size(), 1);
+  EXPECT_EQ(update.meters().levels(0).amount_cents(), 100000);
+  EXPECT_EQ(update.meters().links(0).status(), pb::LINK_STATUS_OPEN);
+  ASSERT_TRUE(open_round(*watched.table, 1).ok());
+
+  const auto stop_began = std::chrono::steady_clock::now();
+  cluster.stop();
+  grpc::ClientContext lock_context;
+  lock_context.set_deadline(std::chrono::system_clock::now() + 10s);
+  pb::LockWagersRequest lock;
+  lock.set_table_id("T1");
+  lock.set_round_id(1);
+  auto* wager = lock.add_wagers();
+  wager->set_seat(1);
+  wager->set_link_id("o-link");
+  wager->set_amount_cents(1000);
+  pb::LockWagersResponse locked;
+  EXPECT_EQ(watched.table->LockWagers(&lock_context, lock, &locked).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // Until the sign shows the outage, and while it lasts, the meter is the committed one.
+  bool unavailable = false;
+  while (!unavailable && sign->Read(&update)) {
+    if (!update.has_meters()) continue;
+    EXPECT_EQ(update.meters().levels(0).amount_cents(), 100000);
+    unavailable = update.meters().links(0).status() == pb::LINK_STATUS_UNAVAILABLE;
+  }
+  ASSERT_TRUE(unavailable);
+  const auto shown_after = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - stop_began);
+  std::printf("sign: UNAVAILABLE %lld ms after PostgreSQL began to stop\n",
+              static_cast<long long>(shown_after.count()));
+  EXPECT_LT(shown_after, 10s);
+
+  cluster.start();
+  bool open = false;
+  while (!open && sign->Read(&update)) {
+    if (!update.has_meters()) continue;
+    open = update.meters().links(0).status() == pb::LINK_STATUS_OPEN;
+  }
+  ASSERT_TRUE(open) << watched.daemon->stderr_text();
+  // The meter shown is the one the database holds (the failed lock did not land).
+  pqxx::connection connection(cluster.dsn());
+  pqxx::read_transaction tx(connection);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM wagers")[0].as<int>(), 0);
+  EXPECT_EQ(update.meters().levels(0).amount_cents(), 100000);
+  sign_context.TryCancel();
   watched.daemon->send_signal(SIGTERM);
   EXPECT_EQ(watched.daemon->wait_for_exit(20s), 0) << watched.daemon->stderr_text();
   unlink(floor.c_str());

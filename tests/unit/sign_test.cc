@@ -41,26 +41,29 @@ TEST(SignShownCents, FloorsAndNeverShowsMoreThanCanBePaid) {
   }
 }
 
-TEST(SignPace, SendsTheLatestAtMostAtItsRateAndAHeartbeatWhenQuiet) {
+TEST(SignPace, SendsEveryNewerStateAndAHeartbeatWhenQuiet) {
   using Kind = PaceDecision::Kind;
   const PaceLimits limits{250'000, 2'000'000};
   struct Case {
     const char* what;
     std::uint64_t latest, sent;
     std::int64_t last_sent_us, now_us;
-    PaceDecision decision;
+    Kind decision;
   };
   const Case cases[] = {
-      {"nothing published, nothing sent", 0, 0, 0, 5, {Kind::wait_for_change, 0}},
-      {"the first state at once", 3, 0, 0, 5, {Kind::send_state, 0}},
-      {"newer, long enough after", 4, 3, 1'000'000, 1'250'000, {Kind::send_state, 0}},
-      {"newer, too soon", 4, 3, 1'000'000, 1'100'000, {Kind::wait_until, 1'250'000}},
-      {"nothing new", 4, 4, 1'000'000, 1'100'000, {Kind::wait_until, 3'000'000}},
-      {"nothing new for 2 s", 4, 4, 1'000'000, 3'000'000, {Kind::send_heartbeat, 0}},
-      {"newer after a quiet spell", 9, 4, 1'000'000, 9'000'000, {Kind::send_state, 0}},
+      {"nothing published, nothing sent", 0, 0, 0, 5, Kind::wait},
+      {"the first state at once", 3, 0, 0, 5, Kind::send_state},
+      {"newer", 4, 3, 1'000'000, 1'250'000, Kind::send_state},
+      {"newer, soon after the last (the feed paced it)", 4, 3, 1'000'000, 1'010'000,
+       Kind::send_state},
+      {"nothing new", 4, 4, 1'000'000, 1'100'000, Kind::wait},
+      {"nothing new for just under 2 s", 4, 4, 1'000'000, 2'999'999, Kind::wait},
+      {"nothing new for 2 s", 4, 4, 1'000'000, 3'000'000, Kind::send_heartbeat},
+      {"newer after a quiet spell", 9, 4, 1'000'000, 9'000'000, Kind::send_state},
+      {"a daemon that starts numbering high", 1'700'000'000'000'001, 0, 0, 5, Kind::send_state},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(pace(c.latest, c.sent, c.last_sent_us, c.now_us, limits), c.decision) << c.what;
+    EXPECT_EQ(pace(c.latest, c.sent, c.last_sent_us, c.now_us, limits).kind, c.decision) << c.what;
   }
 }
 
@@ -91,46 +94,66 @@ TEST(SignPublisher, NumbersOnlyChangesAndWakesEverySubscriber) {
   EXPECT_EQ(publisher.latest()->links[0].levels[0].amount_cents, 102);
 }
 
-// 1,000 commits 10 ms apart. The fast sign, at its pace of 4 a second, is sent the latest state
-// each time (sequences only rise, never older than the latest 250 ms before) and ends on the
-// last; the stalled sign, woken every time, reads nothing and holds nothing: no state but the
-// latest is kept alive.
-TEST(SignPublisher, AFastSignSeesTheLatestAtItsPaceAndAStalledOneHoldsNoBacklog) {
+TEST(SignPublisher, NumbersFromTheFirstSequenceAndWakesAllOnATick) {
+  SignPublisher publisher(1'700'000'000'000'000);
+  EXPECT_EQ(publisher.latest()->sequence, 1'700'000'000'000'000u);
+  int woken = 0;
+  publisher.subscribe([&] { ++woken; });
+  // The first state is published even when it shows nothing (a floor without links).
+  EXPECT_EQ(publisher.publish(SignState{}), 1'700'000'000'000'001u);
+  EXPECT_EQ(publisher.publish(SignState{}), 1'700'000'000'000'001u);
+  EXPECT_EQ(woken, 1);
+  publisher.wake_all();
+  EXPECT_EQ(woken, 2);
+}
+
+// 1,000 commits 10 ms apart; the feed publishes the latest at most every 250 ms. The fast sign,
+// woken at each publication, is sent each one (sequences only rise, every committed value within
+// 250 ms, the last one included); the stalled sign, woken every time, reads nothing and holds
+// nothing: no state but the latest is kept alive.
+TEST(SignPublisher, AFastSignSeesTheLatestAtThePaceAndAStalledOneHoldsNoBacklog) {
   SignPublisher publisher;
   const PaceLimits limits;
   int stalled_wakeups = 0;
   publisher.subscribe([&] { ++stalled_wakeups; });
-  std::vector<std::weak_ptr<const SignState>> published;
   std::uint64_t sent = 0;
   std::int64_t last_sent_us = 0;
-  std::vector<std::uint64_t> received;
-  std::int64_t now_us = 0;
-  for (int commit = 1; commit <= 1000; ++commit) {
-    now_us = commit * 10'000;
-    publisher.publish(showing(commit));
-    published.push_back(publisher.latest());
+  std::vector<std::int64_t> received;  // The committed value of each state sent.
+  publisher.subscribe([&] {
     const auto latest = publisher.latest();
-    if (pace(latest->sequence, sent, last_sent_us, now_us, limits).kind ==
+    if (pace(latest->sequence, sent, last_sent_us, 0, limits).kind ==
         PaceDecision::Kind::send_state) {
       EXPECT_GT(latest->sequence, sent);
-      EXPECT_EQ(latest->sequence, static_cast<std::uint64_t>(commit));
       sent = latest->sequence;
-      last_sent_us = now_us;
-      received.push_back(sent);
+      received.push_back(latest->links[0].levels[0].amount_cents);
     }
+  });
+  std::vector<std::weak_ptr<const SignState>> published;
+  std::int64_t last_published_us = -limits.min_interval_us;
+  std::int64_t committed = 0;
+  bool unpublished = false;
+  const auto publish = [&](std::int64_t now_us) {
+    publisher.publish(showing(committed));
+    published.push_back(publisher.latest());
+    last_published_us = now_us;
+    unpublished = false;
+  };
+  for (int commit = 1; commit <= 1000; ++commit) {
+    const std::int64_t now_us = commit * 10'000;
+    committed = commit;
+    unpublished = true;
+    if (now_us - last_published_us >= limits.min_interval_us) publish(now_us);
   }
-  // The last commit, once the pace allows.
-  const auto decision = pace(publisher.latest()->sequence, sent, last_sent_us, now_us, limits);
-  if (decision.kind == PaceDecision::Kind::wait_until) {
-    EXPECT_EQ(
-        pace(publisher.latest()->sequence, sent, last_sent_us, decision.until_us, limits).kind,
-        PaceDecision::Kind::send_state);
-    received.push_back(publisher.latest()->sequence);
-  }
-  EXPECT_EQ(received.back(), 1000u);
+  publish(1000 * 10'000 + limits.min_interval_us);  // The feed's next tick.
+  ASSERT_FALSE(unpublished);
+  EXPECT_EQ(received.back(), 1000);
   EXPECT_LE(received.size(), 10u * 4u + 2u);  // 10 s at 4 a second.
   EXPECT_GE(received.size(), 10u * 4u - 1u);
-  EXPECT_EQ(stalled_wakeups, 1000);
+  for (std::size_t i = 1; i < received.size(); ++i) {
+    EXPECT_GT(received[i], received[i - 1]);
+    EXPECT_LE(received[i] - received[i - 1], 25);  // 25 commits: 250 ms.
+  }
+  EXPECT_EQ(stalled_wakeups, static_cast<int>(received.size()));
   std::size_t alive = 0;
   for (const auto& state : published) alive += state.expired() ? 0u : 1u;
   EXPECT_EQ(alive, 1u);

@@ -1,0 +1,253 @@
+#include "controller/api/sign_feed.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "controller/engine/award_rules.h"
+
+namespace jackpot {
+
+namespace {
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t scaled_cents(Money printed, Money numerator, Money denominator) {
+  const auto scaled = scaled_to_cent(printed, numerator, denominator);
+  return scaled ? scaled->cents_floor() : 0;
+}
+
+// A paytable's paying rows for a link of base wager `base`, as a placard prints them for one
+// base wager: fixed and Dynamic Pays per $1 scaled by the base wager, Envy pays by the
+// paytable's own base wager (award_rules.cc pays them so).
+sign::TableLinkFacts table_link_facts(const TableLinkSettings& settings, const Paytable& paytable,
+                                      const LinkConfig& link) {
+  const Money unit = Money::from_micros(Money::kMicrosPerUnit);
+  sign::TableLinkFacts facts{settings.link.value(), settings.paytable_id, {}, {}};
+  for (const PaytableRow& row : paytable.rows) {
+    if (row.kind == PayKind::loss) {
+      facts.row_of.push_back(static_cast<std::size_t>(-1));
+      continue;
+    }
+    sign::PaytableRowShown shown;
+    shown.hand = row.label.str();
+    shown.kind = row.kind == PayKind::percent       ? sign::RowKind::percent
+                 : row.kind == PayKind::dynamic     ? sign::RowKind::dynamic
+                 : row.kind == PayKind::must_hit_by ? sign::RowKind::must_hit_by
+                                                    : sign::RowKind::fixed;
+    shown.level = row.level;
+    shown.percent = row.percent;
+    shown.amount_cents = scaled_cents(row.amount, link.base_wager, unit);
+    if (row.kind == PayKind::dynamic) {
+      for (const Money option : row.options) {
+        shown.option_cents.push_back(scaled_cents(option, link.base_wager, unit));
+      }
+    }
+    if (row.envy) shown.envy_cents = scaled_cents(*row.envy, link.base_wager, paytable.base_wager);
+    facts.row_of.push_back(facts.rows.size());
+    facts.rows.push_back(std::move(shown));
+  }
+  return facts;
+}
+
+}  // namespace
+
+sign::SignFloor sign_floor(const Engine& engine, const std::vector<Paytable>& paytables) {
+  sign::SignFloor floor;
+  std::map<std::string, std::size_t> link_of;
+  for (const LevelMeterView& view : engine.meters()) {
+    if (floor.links.empty() || floor.links.back().link != view.link.value()) {
+      link_of.emplace(view.link.value(), floor.links.size());
+      floor.links.push_back({view.link.value(), {}});
+    }
+    floor.links.back().levels.push_back(
+        {view.level, view.name.str(), view.must_hit_by, view.ceiling});
+  }
+  std::map<std::string, const Paytable*> paytable_of;
+  for (const Paytable& paytable : paytables) paytable_of.emplace(paytable.id.str(), &paytable);
+  std::map<std::string, const LinkConfig*> link_config_of;
+  for (const LinkSettings& link : engine.config().links) {
+    link_config_of.emplace(link.meters.id.value(), &link.meters);
+  }
+  for (const TableSettings& table : engine.config().tables) {
+    sign::TableFacts facts{table.id.value(), {}};
+    for (const TableLinkSettings& link : table.links) {
+      const auto paytable = paytable_of.find(link.paytable_id);
+      const auto config = link_config_of.find(link.link.value());
+      if (paytable == paytable_of.end() || config == link_config_of.end()) {
+        // The engine was built with these: it cannot be.
+        facts.links.push_back({link.link.value(), link.paytable_id, {}, {}});
+        continue;
+      }
+      facts.links.push_back(table_link_facts(link, *paytable->second, *config->second));
+    }
+    floor.tables.push_back(std::move(facts));
+  }
+  return floor;
+}
+
+sign::BoardStart board_start(const Engine& engine) {
+  sign::BoardStart start;
+  const EngineSnapshot snapshot = engine.snapshot();
+  for (const LinkSnapshot& link : snapshot.links) {
+    sign::BoardStart::Link now;
+    now.status = link.status;
+    const Link* state = engine.link(link.id);
+    for (const LevelMeterView& view : engine.meters({link.id})) {
+      now.meters.push_back(view.meter);
+      std::optional<sign::TriggerShown> shown;
+      if (state != nullptr) {
+        if (const auto& trigger = state->hidden_trigger(view.level)) {
+          shown =
+              sign::TriggerShown{trigger->commitment, trigger->range_above, trigger->range_up_to};
+        }
+      }
+      now.hidden.push_back(shown);
+    }
+    start.links.push_back(std::move(now));
+  }
+  for (const TableSnapshot& table : snapshot.tables) {
+    sign::BoardStart::Table now;
+    if (table.current) {
+      const RoundSnapshot& round = *table.current;
+      now.round_key = round.key;
+      now.round = round.id.value();
+      now.in_play = round.phase == RoundPhase::open || round.phase == RoundPhase::locked;
+      for (const auto& pays : round.dynamic) {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> shown;
+        if (now.in_play) {
+          for (const auto& [row, option] : pays) {
+            shown.emplace_back(static_cast<std::uint32_t>(row), option);
+          }
+        }
+        now.dynamic.push_back(std::move(shown));
+      }
+    }
+    start.tables.push_back(std::move(now));
+  }
+  return start;
+}
+
+// The board and the feed thread's wake-ups, shared with the host's observers.
+struct SignFeed::Shared {
+  explicit Shared(sign::SignBoard made) : board(std::move(made)) {}
+  std::mutex mutex;
+  std::condition_variable changed;
+  sign::SignBoard board;
+  bool dirty = true;      // Something may show differently than what was last published.
+  bool notified = false;  // Set with dirty, for the feed thread's wait.
+  bool stopping = false;
+};
+
+SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
+                   SignFeedOptions options)
+    : host_(host),
+      options_(options),
+      floor_(host.read([&](const Engine& engine) { return sign_floor(engine, paytables); })),
+      publisher_(options.first_sequence) {
+  shared_ = std::make_shared<Shared>(
+      sign::SignBoard(floor_, host.read([](const Engine& engine) { return board_start(engine); }),
+                      options.hit_shown_us));
+  const std::weak_ptr<Shared> weak = shared_;
+  host_.observe_commits([weak](const std::vector<Records>& batch, double, bool ok) {
+    if (!ok) return;  // Lost or not: the recovery that follows starts the board again.
+    const auto shared = weak.lock();
+    if (!shared) return;
+    {
+      const std::lock_guard lock(shared->mutex);
+      for (const Records& records : batch) shared->board.apply(records);
+      shared->dirty = true;
+      shared->notified = true;
+    }
+    shared->changed.notify_one();
+  });
+  host_.observe_recoveries([weak](const Engine& rebuilt) {
+    const auto shared = weak.lock();
+    if (!shared) return;
+    sign::BoardStart start = board_start(rebuilt);
+    {
+      const std::lock_guard lock(shared->mutex);
+      shared->board.reset(start);
+      shared->dirty = true;
+      shared->notified = true;
+    }
+    shared->changed.notify_one();
+  });
+  host_.on_status_change([weak] {
+    const auto shared = weak.lock();
+    if (!shared) return;
+    {
+      const std::lock_guard lock(shared->mutex);
+      shared->dirty = true;
+      shared->notified = true;
+    }
+    shared->changed.notify_one();
+  });
+  publisher_.publish(shared_->board.state(now_us(), host_.available()));
+  thread_ = std::thread([this] { run(); });
+}
+
+SignFeed::~SignFeed() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SignFeed::stop() {
+  {
+    const std::lock_guard lock(shared_->mutex);
+    if (shared_->stopping) return;
+    shared_->stopping = true;
+    shared_->notified = true;
+  }
+  shared_->changed.notify_one();
+}
+
+bool SignFeed::stopping() const {
+  const std::lock_guard lock(shared_->mutex);
+  return shared_->stopping;
+}
+
+// Publishes what changed at most once per min_interval (the first change after a quiet spell at
+// once), and at least once per min_interval builds the state again and wakes every subscriber:
+// for heartbeats, and for hits that leave the signs. The host's availability is read here, never
+// in an observer.
+void SignFeed::run() {
+  using Steady = std::chrono::steady_clock;
+  const auto interval = std::chrono::microseconds(options_.pace.min_interval_us);
+  auto last_published = Steady::now() - interval;
+  auto last_tick = last_published;
+  std::unique_lock lock(shared_->mutex);
+  while (!shared_->stopping) {
+    const auto now = Steady::now();
+    if (now >= last_tick + interval) shared_->dirty = true;
+    if (shared_->dirty && now >= last_published + interval) {
+      shared_->dirty = false;
+      lock.unlock();
+      const bool available = host_.available();
+      lock.lock();
+      sign::SignState state = shared_->board.state(now_us(), available);
+      lock.unlock();
+      const std::uint64_t before = publisher_.latest()->sequence;
+      // A change wakes every subscriber; without one, the tick does.
+      if (publisher_.publish(std::move(state)) == before) publisher_.wake_all();
+      last_published = now;
+      last_tick = now;
+      lock.lock();
+      continue;
+    }
+    auto next = last_tick + interval;
+    if (shared_->dirty) next = std::min(next, last_published + interval);
+    shared_->notified = false;
+    shared_->changed.wait_until(lock, next, [&] { return shared_->stopping || shared_->notified; });
+  }
+  lock.unlock();
+  publisher_.wake_all();  // The streams see stopping() and finish.
+}
+
+}  // namespace jackpot

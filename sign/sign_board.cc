@@ -1,0 +1,205 @@
+#include "sign/sign_board.h"
+
+#include <algorithm>
+
+namespace jackpot::sign {
+
+std::string_view to_string(RowKind kind) {
+  switch (kind) {
+    case RowKind::percent:
+      return "percent";
+    case RowKind::fixed:
+      return "fixed";
+    case RowKind::dynamic:
+      return "dynamic";
+    case RowKind::must_hit_by:
+      return "must_hit_by";
+  }
+  return "fixed";
+}
+
+SignBoard::SignBoard(SignFloor floor, const BoardStart& start, std::int64_t hit_shown_us)
+    : floor_(std::move(floor)), hit_shown_us_(hit_shown_us) {
+  for (std::size_t i = 0; i < floor_.links.size(); ++i)
+    link_index_.emplace(floor_.links[i].link, i);
+  for (std::size_t i = 0; i < floor_.tables.size(); ++i) {
+    table_index_.emplace(floor_.tables[i].table, i);
+  }
+  reset(start);
+}
+
+void SignBoard::reset(const BoardStart& start) {
+  links_.assign(floor_.links.size(), LinkNow{});
+  for (std::size_t i = 0; i < links_.size() && i < start.links.size(); ++i) {
+    links_[i] = {start.links[i].status, start.links[i].meters, start.links[i].hidden};
+  }
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const std::size_t levels = floor_.links[i].levels.size();
+    links_[i].meters.resize(levels);
+    links_[i].hidden.resize(levels);
+  }
+  tables_.assign(floor_.tables.size(), BoardStart::Table{});
+  for (std::size_t i = 0; i < tables_.size() && i < start.tables.size(); ++i) {
+    tables_[i] = start.tables[i];
+  }
+  for (std::size_t i = 0; i < tables_.size(); ++i) {
+    tables_[i].dynamic.resize(floor_.tables[i].links.size());
+  }
+}
+
+std::optional<std::size_t> SignBoard::link_index(std::string_view link) const {
+  const auto found = link_index_.find(link);
+  if (found == link_index_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<std::size_t> SignBoard::table_index(std::string_view table) const {
+  const auto found = table_index_.find(table);
+  if (found == table_index_.end()) return std::nullopt;
+  return found->second;
+}
+
+void SignBoard::apply(const Records& records) {
+  // The meters: every transfer into or out of a meter account. Money on a sign is shown, never
+  // paid, so a sum that would overflow keeps the meter as it was (the ledger refuses those).
+  for (const TransferRecord& record : records.transfers) {
+    const auto link = link_index(record.link.view());
+    if (!link) continue;
+    std::vector<Money>& meters = links_[*link].meters;
+    const Transfer& transfer = record.transfer;
+    const auto move = [&](AccountRef account, bool in) {
+      if (account.kind != AccountKind::meter || account.level < 1 ||
+          account.level > meters.size()) {
+        return;
+      }
+      Money& meter = meters[account.level - 1];
+      const auto moved = in ? meter.plus(transfer.amount) : meter.minus(transfer.amount);
+      if (moved) meter = *moved;
+    };
+    move(transfer.debit, false);
+    move(transfer.credit, true);
+  }
+  // A hit clears its level's commitment; the next point drawn (below) publishes the next one.
+  for (const MustHitByHitRecord& hit : records.hits) {
+    const auto link = link_index(hit.link.value());
+    if (link && hit.level >= 1 && hit.level <= links_[*link].hidden.size()) {
+      links_[*link].hidden[hit.level - 1].reset();
+    }
+  }
+  for (const DrawRecord& draw : records.draws) {
+    if (draw.kind != DrawKind::hidden_trigger || !draw.trigger) continue;
+    const auto link = link_index(draw.link.value());
+    if (link && draw.level >= 1 && draw.level <= links_[*link].hidden.size()) {
+      links_[*link].hidden[draw.level - 1] = TriggerShown{
+          draw.trigger->commitment, draw.trigger->range_above, draw.trigger->range_up_to};
+    }
+  }
+  for (const LinkStatusRecord& status : records.link_statuses) {
+    if (const auto link = link_index(status.link.value())) links_[*link].status = status.status;
+  }
+  // Rounds: one that opens replaces its table's Dynamic Pays with its own; one that settles or
+  // is voided ends them.
+  std::map<std::uint64_t, std::size_t> table_of_round;
+  for (const RoundRecord& round : records.rounds) {
+    const auto table = table_index(round.table.value());
+    if (!table) continue;
+    BoardStart::Table& now = tables_[*table];
+    if (round.phase == RoundPhase::open) {
+      now.round_key = round.round_key;
+      now.round = round.round.value();
+      now.in_play = true;
+      for (auto& pays : now.dynamic) pays.clear();
+    } else if (round.round_key == now.round_key) {
+      now.in_play = round.phase == RoundPhase::locked;
+      if (!now.in_play) {
+        for (auto& pays : now.dynamic) pays.clear();
+      }
+    }
+    table_of_round[round.round_key] = *table;
+  }
+  for (const DynamicPayRecord& pay : records.dynamic_pays) {
+    const auto table = table_of_round.find(pay.round_key);
+    if (table == table_of_round.end()) continue;
+    BoardStart::Table& now = tables_[table->second];
+    if (now.round_key != pay.round_key) continue;
+    const TableFacts& facts = floor_.tables[table->second];
+    for (std::size_t i = 0; i < facts.links.size(); ++i) {
+      if (facts.links[i].link == pay.link.value()) now.dynamic[i].emplace_back(pay.row, pay.option);
+    }
+  }
+  // Hits: the PERCENT and Must-Hit-By payouts this command created (a supervisor's decision
+  // carries its payout again: not a new hit), with the level's value after the command.
+  for (const Payout& payout : records.payouts) {
+    if (payout.kind != AwardKind::percent && payout.kind != AwardKind::must_hit_by) continue;
+    const bool decided = std::any_of(
+        records.payout_decisions.begin(), records.payout_decisions.end(),
+        [&](const PayoutDecisionRecord& decision) { return decision.payout == payout.id; });
+    if (decided) continue;
+    const auto link = link_index(payout.link.value());
+    if (!link || payout.level < 1 || payout.level > links_[*link].meters.size()) continue;
+    const LevelFacts& level = floor_.links[*link].levels[payout.level - 1];
+    hits_.push_back(
+        {payout.link.value(), payout.level, payout.table.value(), payout.round.value(), payout.seat,
+         std::string(payout.hand.view()), payout.amount.cents_floor(),
+         shown_cents(links_[*link].meters[payout.level - 1], level.ceiling, level.must_hit_by),
+         payout.created_us});
+  }
+  // Only the latest hits are kept, and none that no sign shows any longer.
+  if (!hits_.empty()) {
+    const std::int64_t newest = hits_.back().hit_us;
+    while (!hits_.empty() &&
+           (hits_.size() > kMaxHitsShown || hits_.front().hit_us + hit_shown_us_ <= newest)) {
+      hits_.pop_front();
+    }
+  }
+}
+
+SignState SignBoard::state(std::int64_t now_us, bool available) const {
+  SignState state;
+  state.links.reserve(links_.size());
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const LinkFacts& facts = floor_.links[i];
+    const LinkNow& now = links_[i];
+    LinkShown link;
+    link.link = facts.link;
+    link.status = !available                         ? LinkShownStatus::unavailable
+                  : now.status == LinkStatus::open   ? LinkShownStatus::open
+                  : now.status == LinkStatus::closed ? LinkShownStatus::closed
+                                                     : LinkShownStatus::unavailable;
+    for (std::size_t level = 0; level < facts.levels.size(); ++level) {
+      const LevelFacts& level_facts = facts.levels[level];
+      link.levels.push_back(
+          {level_facts.level, level_facts.name,
+           shown_cents(now.meters[level], level_facts.ceiling, level_facts.must_hit_by),
+           level_facts.must_hit_by ? level_facts.must_hit_by->cents_floor() : 0,
+           level_facts.ceiling ? level_facts.ceiling->cents_floor() : 0, now.hidden[level]});
+    }
+    state.links.push_back(std::move(link));
+  }
+  state.tables.reserve(tables_.size());
+  for (std::size_t i = 0; i < tables_.size(); ++i) {
+    const TableFacts& facts = floor_.tables[i];
+    const BoardStart::Table& now = tables_[i];
+    TableShown table;
+    table.table = facts.table;
+    table.round = now.round;
+    for (std::size_t l = 0; l < facts.links.size(); ++l) {
+      const TableLinkFacts& link = facts.links[l];
+      TableShown::LinkPays pays{link.link, link.paytable, {}};
+      for (const auto& [row, option] : now.dynamic[l]) {
+        if (row >= link.row_of.size() || link.row_of[row] >= link.rows.size()) continue;
+        const PaytableRowShown& shown = link.rows[link.row_of[row]];
+        if (option < 1 || option > shown.option_cents.size()) continue;
+        pays.pays.push_back({shown.hand, option, shown.option_cents[option - 1]});
+      }
+      table.links.push_back(std::move(pays));
+    }
+    state.tables.push_back(std::move(table));
+  }
+  for (const HitShown& hit : hits_) {
+    if (hit.hit_us + hit_shown_us_ > now_us) state.hits.push_back(hit);
+  }
+  return state;
+}
+
+}  // namespace jackpot::sign
