@@ -349,6 +349,94 @@ class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 };
 
+// A server stream that writes one message at a time and deletes itself once gRPC is done with
+// it and nothing holds it (a notification holds it while it pumps it). What comes next is the
+// derived stream's: next(), asked under the stream's lock whenever no write is under way, gives
+// bytes to write, a status to finish with, or nothing for now.
+class WriteStream : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  void hold() { holds_.fetch_add(1); }
+  void release() {
+    if (holds_.fetch_sub(1) == 1) delete this;
+  }
+
+  // Something may be ready to send: writes it, unless a write is under way (its end looks again)
+  // or the stream finished.
+  void pump() {
+    std::unique_lock lock(mutex_);
+    if (writing_ || finished_) return;
+    Step step = next(cancelled_);
+    if (step.finish) {
+      finished_ = true;
+      lock.unlock();
+      Finish(*step.finish);  // The last call on this object: OnDone may delete it.
+      return;
+    }
+    if (!step.write) return;
+    bytes_ = std::move(*step.write);
+    writing_ = true;
+    lock.unlock();
+    StartWrite(&bytes_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard lock(mutex_);
+      writing_ = false;
+      if (!ok) cancelled_ = true;  // The stream is broken: nothing more can be sent.
+    }
+    pump();
+  }
+  void OnCancel() override {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    pump();
+  }
+  void OnDone() override {
+    detach();
+    release();
+  }
+
+ protected:
+  struct Step {
+    std::optional<grpc::ByteBuffer> write;
+    std::optional<Status> finish;
+  };
+  static Step write(grpc::ByteBuffer bytes) { return {std::move(bytes), std::nullopt}; }
+  static Step finish(Status status) { return {std::nullopt, std::move(status)}; }
+  static Step nothing() { return {}; }
+  static Status cancelled_by_client() {
+    return Status(StatusCode::CANCELLED, "the client cancelled the watch");
+  }
+  // `message` serialised, or the stream's end when it cannot be.
+  template <typename Message>
+  static Step write_message(const Message& message, const char* what) {
+    grpc::ByteBuffer bytes;
+    bool own_buffer = false;
+    if (!grpc::SerializationTraits<Message>::Serialize(message, &bytes, &own_buffer).ok()) {
+      return finish(Status(StatusCode::INTERNAL, std::string(what) + " could not be serialised"));
+    }
+    return write(std::move(bytes));
+  }
+
+  ~WriteStream() override = default;
+  // What to do now, with mutex_ held; `cancelled`: the client cancelled or a write failed.
+  virtual Step next(bool cancelled) = 0;
+  // gRPC is done with the stream: leave whatever registry counts it.
+  virtual void detach() = 0;
+
+  std::mutex mutex_;  // Guards the derived stream's state too.
+
+ private:
+  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
+  grpc::ByteBuffer bytes_;     // The write under way.
+  bool writing_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+};
+
 class StatusStream;
 
 // Every open WatchLinkStatus stream: the bounds on how many (per server and per peer host), and
@@ -379,9 +467,8 @@ class StatusStreams {
 };
 
 // One table's WatchLinkStatus stream: sends each link's status whenever it differs from what the
-// table last heard, one write at a time; finishes OK when the daemon stops, and when the client
-// cancels. Deletes itself once gRPC is done with it and no notification holds it.
-class StatusStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+// table last heard; finishes OK when the daemon stops, and when the client cancels.
+class StatusStream final : public WriteStream {
  public:
   static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(EngineHost& host,
                                                           std::shared_ptr<StatusStreams> streams,
@@ -396,75 +483,6 @@ class StatusStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     return stream;
   }
 
-  // A notification's hold on the stream: it lives until the last one is released.
-  void hold() { holds_.fetch_add(1); }
-  void release() {
-    if (holds_.fetch_sub(1) == 1) delete this;
-  }
-
-  // A status may have changed: send what differs, unless a write is under way (its end looks
-  // again).
-  void pump() {
-    std::unique_lock lock(mutex_);
-    if (writing_ || finished_) return;
-    if (host_.stopping() || cancelled_) {
-      finished_ = true;
-      const bool cancelled = cancelled_;
-      lock.unlock();
-      // The last call on this object: OnDone may delete it.
-      Finish(cancelled ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
-                       : Status::OK);
-      return;
-    }
-    const std::vector<LinkStatusView> now = host_.link_statuses(links_);
-    for (std::size_t i = 0; i < links_.size(); ++i) {
-      if (sent_[i] && *sent_[i] == now[i].status) continue;
-      sent_[i] = now[i].status;
-      next_.Clear();
-      next_.set_link_id(links_[i].value());
-      next_.set_status(link_status(now[i].status));
-      next_.set_reason(now[i].status == LinkStatus::open ? "open"
-                       : now[i].status == LinkStatus::closed
-                           ? "closed by an operator"
-                           : "the controller cannot record changes");
-      if (now[i].since_us != 0) set_time(now[i].since_us, *next_.mutable_since());
-      next_bytes_.Clear();  // Serialize fills an empty buffer only.
-      bool own_buffer = false;
-      if (!grpc::SerializationTraits<pb::LinkStatusUpdate>::Serialize(next_, &next_bytes_,
-                                                                      &own_buffer)
-               .ok()) {
-        finished_ = true;
-        lock.unlock();
-        Finish(Status(StatusCode::INTERNAL, "a link status update could not be serialised"));
-        return;
-      }
-      writing_ = true;
-      lock.unlock();
-      StartWrite(&next_bytes_);
-      return;
-    }
-  }
-
-  void OnWriteDone(bool ok) override {
-    {
-      std::lock_guard lock(mutex_);
-      writing_ = false;
-      if (!ok) cancelled_ = true;  // The stream is broken: nothing more can be sent.
-    }
-    pump();
-  }
-  void OnCancel() override {
-    {
-      std::lock_guard lock(mutex_);
-      cancelled_ = true;
-    }
-    pump();
-  }
-  void OnDone() override {
-    streams_->remove(this, peer_);
-    release();
-  }
-
  private:
   StatusStream(EngineHost& host, std::shared_ptr<StatusStreams> streams, std::vector<LinkId> links,
                std::string peer)
@@ -475,18 +493,32 @@ class StatusStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         sent_(links_.size()) {}
   ~StatusStream() override = default;
 
+  Step next(bool cancelled) override {
+    if (cancelled) return finish(cancelled_by_client());
+    if (host_.stopping()) return finish(Status::OK);
+    const std::vector<LinkStatusView> now = host_.link_statuses(links_);
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      if (sent_[i] && *sent_[i] == now[i].status) continue;
+      sent_[i] = now[i].status;
+      pb::LinkStatusUpdate update;
+      update.set_link_id(links_[i].value());
+      update.set_status(link_status(now[i].status));
+      update.set_reason(now[i].status == LinkStatus::open ? "open"
+                        : now[i].status == LinkStatus::closed
+                            ? "closed by an operator"
+                            : "the controller cannot record changes");
+      if (now[i].since_us != 0) set_time(now[i].since_us, *update.mutable_since());
+      return write_message(update, "a link status update");
+    }
+    return nothing();
+  }
+  void detach() override { streams_->remove(this, peer_); }
+
   EngineHost& host_;
   std::shared_ptr<StatusStreams> streams_;
   const std::vector<LinkId> links_;
   const std::string peer_;
-  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
-  std::mutex mutex_;
   std::vector<std::optional<LinkStatus>> sent_;  // What the table last heard, per link.
-  pb::LinkStatusUpdate next_;                    // The write under way,
-  grpc::ByteBuffer next_bytes_;                  // and its bytes.
-  bool writing_ = false;
-  bool cancelled_ = false;
-  bool finished_ = false;
 };
 
 void StatusStreams::changed() {
@@ -545,10 +577,8 @@ constexpr std::string_view kWatchOpenKey = "jackpot-watch";
 // One supervisor's WatchPendingPayouts stream: the pending payouts of its links at once, then
 // each change, one write at a time, from a queue of at most kMaxQueued events (a client that
 // falls that far behind is finished RESOURCE_EXHAUSTED and reconnects for a fresh list);
-// finishes OK when the daemon stops. Deletes itself once gRPC is done with it and nothing holds
-// it.
-
-class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+// finishes OK when the daemon stops.
+class PayoutStream final : public WriteStream {
  public:
   static constexpr std::size_t kMaxQueued = 4096;
 
@@ -570,11 +600,6 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     return stream;
   }
 
-  void hold() { holds_.fetch_add(1); }
-  void release() {
-    if (holds_.fetch_sub(1) == 1) delete this;
-  }
-
   // Queues what the stream's links see; the feed calls it in commit order. The list a stream
   // starts with is queued whatever its length (`initial`); changes beyond kMaxQueued unsent
   // finish the stream.
@@ -588,65 +613,6 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     queue_.push_back(payout);
   }
 
-  // Writes the next queued event, unless a write is under way (its end looks again); finishes
-  // when the daemon stops, the client cancels or the queue overflowed.
-  void pump() {
-    std::unique_lock lock(mutex_);
-    if (writing_ || finished_) return;
-    if (host_.stopping() || cancelled_ || overflowed_ || stale_.load()) {
-      finished_ = true;
-      const Status status =
-          cancelled_    ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
-          : overflowed_ ? Status(StatusCode::RESOURCE_EXHAUSTED,
-                                 "the watch fell more than " + std::to_string(kMaxQueued) +
-                                     " changes behind; watch again for the list as it is now")
-          : stale_.load() && !host_.stopping()
-              ? Status(StatusCode::UNAVAILABLE,
-                       "the controller rebuilt its state after a database failure; watch again "
-                       "for the list as it is now")
-              : Status::OK;
-      lock.unlock();
-      Finish(status);  // The last call on this object: OnDone may delete it.
-      return;
-    }
-    if (queue_.empty()) return;
-    next_.Clear();
-    fill_payout(queue_.front(), *next_.mutable_payout());
-    queue_.pop_front();
-    next_bytes_.Clear();
-    bool own_buffer = false;
-    if (!grpc::SerializationTraits<pb::PayoutEvent>::Serialize(next_, &next_bytes_, &own_buffer)
-             .ok()) {
-      finished_ = true;
-      lock.unlock();
-      Finish(Status(StatusCode::INTERNAL, "a payout event could not be serialised"));
-      return;
-    }
-    writing_ = true;
-    lock.unlock();
-    StartWrite(&next_bytes_);
-  }
-
-  void OnWriteDone(bool ok) override {
-    {
-      std::lock_guard lock(mutex_);
-      writing_ = false;
-      if (!ok) cancelled_ = true;
-    }
-    pump();
-  }
-  void OnCancel() override {
-    {
-      std::lock_guard lock(mutex_);
-      cancelled_ = true;
-    }
-    pump();
-  }
-  void OnDone() override {
-    feed_->remove(this, peer_);
-    release();
-  }
-
   // What it was sent may miss a change (PayoutFeed::recovered): it finishes at its next pump.
   void mark_stale() { stale_.store(true); }
 
@@ -656,18 +622,34 @@ class PayoutStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       : host_(host), feed_(std::move(feed)), links_(std::move(links)), peer_(std::move(peer)) {}
   ~PayoutStream() override = default;
 
+  // The next queued event; the end when the daemon stops, the client cancels, the queue
+  // overflowed or the list went stale.
+  Step next(bool cancelled) override {
+    if (cancelled) return finish(cancelled_by_client());
+    if (overflowed_) {
+      return finish(Status(StatusCode::RESOURCE_EXHAUSTED,
+                           "the watch fell more than " + std::to_string(kMaxQueued) +
+                               " changes behind; watch again for the list as it is now"));
+    }
+    if (host_.stopping()) return finish(Status::OK);
+    if (stale_.load()) {
+      return finish(Status(StatusCode::UNAVAILABLE,
+                           "the controller rebuilt its state after a database failure; watch "
+                           "again for the list as it is now"));
+    }
+    if (queue_.empty()) return nothing();
+    pb::PayoutEvent event;
+    fill_payout(queue_.front(), *event.mutable_payout());
+    queue_.pop_front();
+    return write_message(event, "a payout event");
+  }
+  void detach() override { feed_->remove(this, peer_); }
+
   EngineHost& host_;
   std::shared_ptr<PayoutFeed> feed_;
   const std::set<std::string> links_;  // Empty: every link.
   const std::string peer_;
-  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
-  std::mutex mutex_;
   std::deque<Payout> queue_;
-  pb::PayoutEvent next_;
-  grpc::ByteBuffer next_bytes_;
-  bool writing_ = false;
-  bool cancelled_ = false;
-  bool finished_ = false;
   bool overflowed_ = false;
   std::atomic<bool> stale_{false};
 };
@@ -1616,9 +1598,8 @@ class SignStreams : public std::enable_shared_from_this<SignStreams> {
 // One sign's WatchMeters stream: the snapshot with its tables' placards at once, then the latest
 // state at each publication it is woken for (pace()), or a heartbeat after a quiet spell, one
 // write at a time: a sign still busy with a write is sent the latest once it is done, never a
-// backlog. Finishes OK when the feed stops, CANCELLED when the client cancels. Deletes itself
-// once gRPC is done with it and no notification holds it.
-class SignStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+// backlog. Finishes OK when the feed stops, CANCELLED when the client cancels.
+class SignStream final : public WriteStream {
  public:
   static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(std::shared_ptr<SignStreams> streams,
                                                           SignWatch watch, std::string peer) {
@@ -1631,99 +1612,54 @@ class SignStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     return stream;
   }
 
-  void hold() { holds_.fetch_add(1); }
-  void release() {
-    if (holds_.fetch_sub(1) == 1) delete this;
-  }
-
-  void pump() {
-    std::unique_lock lock(mutex_);
-    if (writing_ || finished_) return;
-    SignFeed& feed = streams_->feed();
-    if (feed.stopping() || cancelled_) {
-      finished_ = true;
-      const bool cancelled = cancelled_;
-      lock.unlock();
-      Finish(cancelled ? Status(StatusCode::CANCELLED, "the client cancelled the watch")
-                       : Status::OK);
-      return;
-    }
-    const std::shared_ptr<const sign::SignState> latest = feed.publisher().latest();
-    const std::int64_t now = unix_now_us();
-    std::optional<grpc::ByteBuffer> bytes;
-    if (!snapshot_sent_) {
-      pb::SignUpdate update;
-      fill_sign_snapshot(*latest, watch_, &feed.floor(), *update.mutable_meters());
-      bytes = serialized(update);
-      snapshot_sent_ = true;
-      sent_ = latest->sequence;
-    } else {
-      switch (sign::pace(latest->sequence, sent_, last_sent_us_, now, feed.pace()).kind) {
-        case sign::PaceDecision::Kind::wait:
-          return;
-        case sign::PaceDecision::Kind::send_state:
-          bytes = streams_->encoded(*latest, watch_);
-          sent_ = latest->sequence;
-          break;
-        case sign::PaceDecision::Kind::send_heartbeat: {
-          pb::SignUpdate update;
-          update.mutable_heartbeat()->set_sequence(sent_);
-          set_time(now, *update.mutable_heartbeat()->mutable_sent_time());
-          bytes = serialized(update);
-          break;
-        }
-      }
-    }
-    if (!bytes) {
-      finished_ = true;
-      lock.unlock();
-      Finish(Status(StatusCode::INTERNAL, "a sign update could not be serialised"));
-      return;
-    }
-    next_bytes_ = std::move(*bytes);
-    last_sent_us_ = now;
-    writing_ = true;
-    lock.unlock();
-    StartWrite(&next_bytes_);
-  }
-
-  void OnWriteDone(bool ok) override {
-    {
-      std::lock_guard lock(mutex_);
-      writing_ = false;
-      if (!ok) cancelled_ = true;
-    }
-    pump();
-  }
-  void OnCancel() override {
-    {
-      std::lock_guard lock(mutex_);
-      cancelled_ = true;
-    }
-    pump();
-  }
-  void OnDone() override {
-    streams_->remove(this, peer_);
-    release();
-  }
-
  private:
   SignStream(std::shared_ptr<SignStreams> streams, SignWatch watch, std::string peer)
       : streams_(std::move(streams)), watch_(std::move(watch)), peer_(std::move(peer)) {}
   ~SignStream() override = default;
 
+  Step next(bool cancelled) override {
+    if (cancelled) return finish(cancelled_by_client());
+    SignFeed& feed = streams_->feed();
+    if (feed.stopping()) return finish(Status::OK);
+    const std::shared_ptr<const sign::SignState> latest = feed.publisher().latest();
+    const std::int64_t now = unix_now_us();
+    if (!snapshot_sent_) {
+      snapshot_sent_ = true;
+      sent_ = latest->sequence;
+      last_sent_us_ = now;
+      pb::SignUpdate update;
+      fill_sign_snapshot(*latest, watch_, &feed.floor(), *update.mutable_meters());
+      return write_message(update, "a sign snapshot");
+    }
+    switch (sign::pace(latest->sequence, sent_, last_sent_us_, now, feed.pace()).kind) {
+      case sign::PaceDecision::Kind::wait:
+        return nothing();
+      case sign::PaceDecision::Kind::send_state: {
+        sent_ = latest->sequence;
+        last_sent_us_ = now;
+        auto bytes = streams_->encoded(*latest, watch_);
+        if (!bytes)
+          return finish(Status(StatusCode::INTERNAL, "a sign update could not be serialised"));
+        return write(std::move(*bytes));
+      }
+      case sign::PaceDecision::Kind::send_heartbeat: {
+        last_sent_us_ = now;
+        pb::SignUpdate update;
+        update.mutable_heartbeat()->set_sequence(sent_);
+        set_time(now, *update.mutable_heartbeat()->mutable_sent_time());
+        return write_message(update, "a sign heartbeat");
+      }
+    }
+    return nothing();
+  }
+  void detach() override { streams_->remove(this, peer_); }
+
   std::shared_ptr<SignStreams> streams_;
   const SignWatch watch_;
   const std::string peer_;
-  std::atomic<int> holds_{1};  // gRPC's, until OnDone.
-  std::mutex mutex_;
-  grpc::ByteBuffer next_bytes_;  // The write under way.
   bool snapshot_sent_ = false;
   std::uint64_t sent_ = 0;  // The sequence of the last state sent.
   std::int64_t last_sent_us_ = 0;
-  bool writing_ = false;
-  bool cancelled_ = false;
-  bool finished_ = false;
 };
 
 void SignStreams::changed() {
