@@ -437,34 +437,69 @@ class WriteStream : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool finished_ = false;
 };
 
-class StatusStream;
-
-// Every open WatchLinkStatus stream: the bounds on how many (per server and per peer host), and
-// the fan-out of each status change to every stream, without a thread per stream.
-class StatusStreams {
+// The open streams of one kind: the bounds on how many (per server and per peer host), and the
+// fan-out of a change to every one of them, without a thread per stream. Thread-safe.
+template <typename Stream>
+class WatchSet {
  public:
-  explicit StatusStreams(StreamLimits limits) : slots_(limits) {}
+  explicit WatchSet(StreamLimits limits) : slots_(limits) {}
 
-  // Counts and keeps `stream`; the refusal's message when a bound is reached.
-  std::optional<std::string> add(StatusStream* stream, const std::string& peer) {
+  // Counts and keeps `stream`, and runs `first(stream)` under the set's lock (what the stream must
+  // hold before any change reaches it); the refusal's message when a bound is reached.
+  template <typename First>
+  std::optional<std::string> add(Stream* stream, const std::string& peer, First first) {
     std::lock_guard lock(mutex_);
     if (auto refused = slots_.take(peer)) return refused;
+    first(stream);
     streams_.insert(stream);
     return std::nullopt;
   }
-  void remove(StatusStream* stream, const std::string& peer) {
+  std::optional<std::string> add(Stream* stream, const std::string& peer) {
+    return add(stream, peer, [](Stream*) {});
+  }
+  void remove(Stream* stream, const std::string& peer) {
     std::lock_guard lock(mutex_);
     if (streams_.erase(stream) > 0) slots_.give_back(peer);
   }
-  // Tells every stream that a status may have changed (or the daemon is stopping). Called by the
-  // host without its lock; each stream is kept alive while it is told.
-  void changed();
+  // Runs `tell(stream)` for every stream under the set's lock and holds each (hold()): the
+  // caller pumps them outside every lock (pump_and_release).
+  template <typename Tell>
+  std::vector<Stream*> hold_all(Tell tell) {
+    std::lock_guard lock(mutex_);
+    std::vector<Stream*> held(streams_.begin(), streams_.end());
+    for (Stream* stream : held) {
+      tell(stream);
+      stream->hold();
+    }
+    return held;
+  }
+  static void pump_and_release(const std::vector<Stream*>& held) {
+    for (Stream* stream : held) {
+      stream->pump();
+      stream->release();
+    }
+  }
+  // Something may have changed (or the daemon is stopping): every stream looks, kept alive while
+  // it does. Called without the host's lock.
+  void pump_all() {
+    pump_and_release(hold_all([](Stream*) {}));
+  }
+  // Runs `visit(stream)` for every stream under the set's lock only (no stream's lock).
+  template <typename Visit>
+  void for_each(Visit visit) {
+    std::lock_guard lock(mutex_);
+    for (Stream* stream : streams_) visit(stream);
+  }
 
  private:
   std::mutex mutex_;
   StreamSlots slots_;
-  std::set<StatusStream*> streams_;
+  std::set<Stream*> streams_;
 };
+
+class StatusStream;
+// Every open WatchLinkStatus stream.
+using StatusStreams = WatchSet<StatusStream>;
 
 // One table's WatchLinkStatus stream: sends each link's status whenever it differs from what the
 // table last heard; finishes OK when the daemon stops, and when the client cancels.
@@ -521,19 +556,6 @@ class StatusStream final : public WriteStream {
   std::vector<std::optional<LinkStatus>> sent_;  // What the table last heard, per link.
 };
 
-void StatusStreams::changed() {
-  std::vector<StatusStream*> told;
-  {
-    std::lock_guard lock(mutex_);
-    told.assign(streams_.begin(), streams_.end());
-    for (StatusStream* stream : told) stream->hold();
-  }
-  for (StatusStream* stream : told) {
-    stream->pump();
-    stream->release();
-  }
-}
-
 class PayoutStream;
 
 // The payouts that wait for a supervisor as committed, and every WatchPendingPayouts stream. Fed
@@ -542,17 +564,14 @@ class PayoutStream;
 // when the service is made (recovered from the database, all of it committed).
 class PayoutFeed {
  public:
-  PayoutFeed(StreamLimits limits, std::vector<Payout> pending) : slots_(limits) {
+  PayoutFeed(StreamLimits limits, std::vector<Payout> pending) : streams_(limits) {
     for (Payout& payout : pending) pending_.emplace(payout.id.value(), std::move(payout));
   }
 
   // Counts and keeps `stream` and hands it the list as it is now, in payout id order; the
   // refusal's message when a bound is reached.
   std::optional<std::string> add(PayoutStream* stream, const std::string& peer);
-  void remove(PayoutStream* stream, const std::string& peer) {
-    std::lock_guard lock(mutex_);
-    if (streams_.erase(stream) > 0) slots_.give_back(peer);
-  }
+  void remove(PayoutStream* stream, const std::string& peer) { streams_.remove(stream, peer); }
   // A committed batch (on the host's responder thread, in commit order): each payout that waits
   // for a supervisor, new or changed, goes to every stream.
   void committed(const std::vector<Records>& batch);
@@ -562,13 +581,12 @@ class PayoutFeed {
   // host's lock held: takes no stream's lock.
   void recovered(std::vector<Payout> pending);
   // The daemon is stopping (or a status changed): each stream looks at whether to finish.
-  void poke();
+  void poke() { streams_.pump_all(); }
 
  private:
-  std::mutex mutex_;
-  StreamSlots slots_;
+  std::mutex mutex_;  // Before the set's: a change is queued in the order it committed.
   std::map<std::uint64_t, Payout> pending_;
-  std::set<PayoutStream*> streams_;
+  WatchSet<PayoutStream> streams_;
 };
 
 // The initial metadata a WatchPendingPayouts stream that jackpotd took sends at once.
@@ -656,10 +674,9 @@ class PayoutStream final : public WriteStream {
 
 std::optional<std::string> PayoutFeed::add(PayoutStream* stream, const std::string& peer) {
   std::lock_guard lock(mutex_);
-  if (auto refused = slots_.take(peer)) return refused;
-  for (const auto& [id, payout] : pending_) stream->push(payout, /*initial=*/true);
-  streams_.insert(stream);
-  return std::nullopt;
+  return streams_.add(stream, peer, [&](PayoutStream* added) {
+    for (const auto& [id, payout] : pending_) added->push(payout, /*initial=*/true);
+  });
 }
 
 void PayoutFeed::committed(const std::vector<Records>& batch) {
@@ -680,36 +697,18 @@ void PayoutFeed::committed(const std::vector<Records>& batch) {
     }
     if (changed.empty()) return;
     // Queued under the feed's lock, so that a stream opening now gets the list before these.
-    told.assign(streams_.begin(), streams_.end());
-    for (PayoutStream* stream : told) {
+    told = streams_.hold_all([&](PayoutStream* stream) {
       for (const Payout& payout : changed) stream->push(payout);
-      stream->hold();
-    }
+    });
   }
-  for (PayoutStream* stream : told) {
-    stream->pump();
-    stream->release();
-  }
+  WatchSet<PayoutStream>::pump_and_release(told);
 }
 
 void PayoutFeed::recovered(std::vector<Payout> pending) {
   std::lock_guard lock(mutex_);
   pending_.clear();
   for (Payout& payout : pending) pending_.emplace(payout.id.value(), std::move(payout));
-  for (PayoutStream* stream : streams_) stream->mark_stale();
-}
-
-void PayoutFeed::poke() {
-  std::vector<PayoutStream*> told;
-  {
-    std::lock_guard lock(mutex_);
-    told.assign(streams_.begin(), streams_.end());
-    for (PayoutStream* stream : told) stream->hold();  // Alive while told, outside the lock.
-  }
-  for (PayoutStream* stream : told) {
-    stream->pump();
-    stream->release();
-  }
+  streams_.for_each([](PayoutStream* stream) { stream->mark_stale(); });
 }
 
 // The round commands use gRPC's callback API: a call waiting for its batch to commit holds no
@@ -733,7 +732,7 @@ class TableServiceImpl final : public TableServiceBase {
         streams_(std::make_shared<StatusStreams>(limits)) {
     // Every change reaches the streams; the service may go before the host.
     host_.on_status_change([weak = std::weak_ptr<StatusStreams>(streams_)] {
-      if (const auto streams = weak.lock()) streams->changed();
+      if (const auto streams = weak.lock()) streams->pump_all();
     });
   }
 
@@ -1540,27 +1539,20 @@ std::optional<grpc::ByteBuffer> serialized(const Message& message) {
 // watch, so that a thousand signs watching the same links share one encoding.
 class SignStreams : public std::enable_shared_from_this<SignStreams> {
  public:
-  SignStreams(SignFeed& feed, StreamLimits limits) : feed_(feed), slots_(limits) {}
+  SignStreams(SignFeed& feed, StreamLimits limits) : feed_(feed), streams_(limits) {}
   ~SignStreams() {
     if (subscription_ != 0) feed_.publisher().unsubscribe(subscription_);
   }
   void subscribe() {
     subscription_ = feed_.publisher().subscribe([weak = weak_from_this()] {
-      if (const auto streams = weak.lock()) streams->changed();
+      if (const auto streams = weak.lock()) streams->streams_.pump_all();
     });
   }
 
   std::optional<std::string> add(SignStream* stream, const std::string& peer) {
-    std::lock_guard lock(mutex_);
-    if (auto refused = slots_.take(peer)) return refused;
-    streams_.insert(stream);
-    return std::nullopt;
+    return streams_.add(stream, peer);
   }
-  void remove(SignStream* stream, const std::string& peer) {
-    std::lock_guard lock(mutex_);
-    if (streams_.erase(stream) > 0) slots_.give_back(peer);
-  }
-  void changed();
+  void remove(SignStream* stream, const std::string& peer) { streams_.remove(stream, peer); }
 
   // The state's update for `watch`, encoded once per state and watch.
   std::optional<grpc::ByteBuffer> encoded(const sign::SignState& state, const SignWatch& watch) {
@@ -1588,9 +1580,7 @@ class SignStreams : public std::enable_shared_from_this<SignStreams> {
   static constexpr std::size_t kMaxCached = 256;
   SignFeed& feed_;
   std::uint64_t subscription_ = 0;
-  std::mutex mutex_;
-  StreamSlots slots_;
-  std::set<SignStream*> streams_;
+  WatchSet<SignStream> streams_;
   std::mutex cache_mutex_;
   std::map<std::string, std::pair<std::uint64_t, grpc::ByteBuffer>> cache_;
 };
@@ -1661,19 +1651,6 @@ class SignStream final : public WriteStream {
   std::uint64_t sent_ = 0;  // The sequence of the last state sent.
   std::int64_t last_sent_us_ = 0;
 };
-
-void SignStreams::changed() {
-  std::vector<SignStream*> told;
-  {
-    std::lock_guard lock(mutex_);
-    told.assign(streams_.begin(), streams_.end());
-    for (SignStream* stream : told) stream->hold();
-  }
-  for (SignStream* stream : told) {
-    stream->pump();
-    stream->release();
-  }
-}
 
 using SignServiceBase =
     pb::SignService::WithRawCallbackMethod_WatchMeters<pb::SignService::Service>;

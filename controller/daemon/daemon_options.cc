@@ -122,53 +122,44 @@ std::string expected_count(long long low, long long high, const std::string& val
          ", got '" + value + "'";
 }
 
-SetResult set_streams_max(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 1, 1'000'000);
-  if (!count) return expected_count(1, 1'000'000, value);
-  options.streams_max = static_cast<std::size_t>(*count);
+// A count in [low, high] into `field`.
+template <typename Field>
+SetResult set_count(Field& field, long long low, long long high, const std::string& value) {
+  const auto count = count_in(value, low, high);
+  if (!count) return expected_count(low, high, value);
+  field = static_cast<Field>(*count);
   return std::nullopt;
+}
+
+SetResult set_streams_max(DaemonOptions& options, const std::string& value) {
+  return set_count(options.streams_max, 1, 1'000'000, value);
 }
 
 SetResult set_streams_per_peer_max(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 1, 1'000'000);
-  if (!count) return expected_count(1, 1'000'000, value);
-  options.streams_per_peer_max = static_cast<std::size_t>(*count);
-  return std::nullopt;
+  return set_count(options.streams_per_peer_max, 1, 1'000'000, value);
 }
 
 SetResult set_sign_updates_per_second(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 1, 50);
-  if (!count) return expected_count(1, 50, value);
-  options.sign_updates_per_second = static_cast<int>(*count);
-  return std::nullopt;
+  return set_count(options.sign_updates_per_second, 1, 50, value);
 }
 
 SetResult set_sign_hit_seconds(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 1, 3600);
-  if (!count) return expected_count(1, 3600, value);
-  options.sign_hit_shown = std::chrono::seconds(*count);
+  std::int64_t seconds = 0;
+  if (auto problem = set_count(seconds, 1, 3600, value)) return problem;
+  options.sign_hit_shown = std::chrono::seconds(seconds);
   return std::nullopt;
 }
 
 SetResult set_sign_streams_max(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 1, 1'000'000);
-  if (!count) return expected_count(1, 1'000'000, value);
-  options.sign_streams_max = static_cast<std::size_t>(*count);
-  return std::nullopt;
+  return set_count(options.sign_streams_max, 1, 1'000'000, value);
 }
 
 SetResult set_sign_streams_per_peer_max(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 1, 1'000'000);
-  if (!count) return expected_count(1, 1'000'000, value);
-  options.sign_streams_per_peer_max = static_cast<std::size_t>(*count);
-  return std::nullopt;
+  return set_count(options.sign_streams_per_peer_max, 1, 1'000'000, value);
 }
 
 SetResult set_grpc_threads_max(DaemonOptions& options, const std::string& value) {
-  const auto count = count_in(value, 4, 4096);
-  if (!count) return expected_count(4, 4096, value);
-  options.grpc_threads_max = static_cast<int>(*count);
-  return std::nullopt;
+  return set_count(options.grpc_threads_max, 4, 4096, value);
 }
 
 SetResult set_keepalive(DaemonOptions& options, const std::string& value) {

@@ -131,6 +131,25 @@ TEST(DaemonOptions, TheStreamAndThreadFlags) {
             "--reflection: expected 'on' or 'off', got 'yes'");
 }
 
+TEST(DaemonOptions, TheSignFlags) {
+  const auto defaults = parse_ok({"--db", "dbname=y"});
+  EXPECT_EQ(defaults.sign_updates_per_second, 4);
+  EXPECT_EQ(defaults.sign_hit_shown, std::chrono::seconds(60));
+  EXPECT_EQ(defaults.sign_streams_max, 10000U);
+  EXPECT_EQ(defaults.sign_streams_per_peer_max, 1000U);
+  const auto options =
+      parse_ok({"--db", "dbname=y", "--sign-updates-per-second", "10", "--sign-hit-seconds=5",
+                "--sign-streams-max", "20000", "--sign-streams-per-peer-max", "12000"});
+  EXPECT_EQ(options.sign_updates_per_second, 10);
+  EXPECT_EQ(options.sign_hit_shown, std::chrono::seconds(5));
+  EXPECT_EQ(options.sign_streams_max, 20000U);
+  EXPECT_EQ(options.sign_streams_per_peer_max, 12000U);
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--sign-updates-per-second", "0"}),
+            "--sign-updates-per-second: expected a number between 1 and 50, got '0'");
+  EXPECT_EQ(parse_error({"--db", "dbname=y", "--sign-hit-seconds", "3601"}),
+            "--sign-hit-seconds: expected a number between 1 and 3600, got '3601'");
+}
+
 TEST(DaemonOptions, MetricsCanBeTurnedOff) {
   EXPECT_EQ(parse_ok({"--db", "dbname=y", "--metrics", "off"}).metrics_address, "off");
 }
