@@ -33,6 +33,7 @@
 #include "controller/api/grpc_services.h"
 #include "controller/api/sign_feed.h"
 #include "controller/api/transport_security.h"
+#include "controller/api/web_sign.h"
 #include "controller/daemon/daemon_metrics.h"
 #include "controller/daemon/log_throttle.h"
 #include "controller/daemon/os_random.h"
@@ -489,7 +490,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   std::unique_ptr<EngineHost> host;
-  std::unique_ptr<SignFeed> signs;  // Goes before the host (declared after it).
+  std::unique_ptr<SignFeed> signs;    // Goes before the host (declared after it).
+  std::unique_ptr<WebSign> web_sign;  // Goes before the feed.
   if (floor) {
     auto engine = durability->open();
     if (!engine) {
@@ -533,6 +535,19 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     }
   }
 
+  std::string signs_url = "off";
+  if (signs && options.sign_http_address != "off") {
+    std::string error;
+    web_sign = WebSign::start(
+        *signs, WebSignOptions{options.sign_http_address, options.sign_http_clients_max}, error);
+    if (!web_sign) {
+      log_line("cannot serve the web sign on " + options.sign_http_address + ": " + error +
+               "; not starting");
+      return kExitStartupFailed;
+    }
+    signs_url = "http://" + web_sign->address() + "/sign/";
+  }
+
   StartGate gate;  // Outlives the services that read it.
   GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
                                          host.get(), signs.get(), durability.get(), gate);
@@ -574,9 +589,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
   server->GetHealthCheckService()->SetServingStatus(true);
   metrics.set_start_time_now();
-  std::printf("jackpotd %s: serving gRPC on %s, metrics on %s\n", JACKPOTD_VERSION,
+  std::printf("jackpotd %s: serving gRPC on %s, metrics on %s, signs on %s\n", JACKPOTD_VERSION,
               grpc_address.c_str(),
-              exposer ? ("http://" + metrics_address + "/metrics").c_str() : "off");
+              exposer ? ("http://" + metrics_address + "/metrics").c_str() : "off",
+              signs_url.c_str());
   std::fflush(stdout);
 
   // Meters and pending payouts for the metrics endpoint, read once a second.
@@ -662,6 +678,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   poll_stop.notify_all();
   if (host) host->stop_watches();
   if (signs) signs->stop();
+  web_sign.reset();  // Its pages' event streams end with the feed.
   // gRPC's graceful shutdown ends only when every client has closed its connection, and a client
   // that holds an idle one keeps it open: the stop would wait the whole grace for nothing. Once
   // no call is left, the server's connections are closed from here (at once if none is running).

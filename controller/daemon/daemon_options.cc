@@ -158,6 +158,18 @@ SetResult set_sign_streams_per_peer_max(DaemonOptions& options, const std::strin
   return set_count(options.sign_streams_per_peer_max, 1, 1'000'000, value);
 }
 
+SetResult set_sign_http(DaemonOptions& options, const std::string& value) {
+  if (value != "off" && !is_host_port(value)) {
+    return "expected host:port or 'off', got '" + value + "'";
+  }
+  options.sign_http_address = value;
+  return std::nullopt;
+}
+
+SetResult set_sign_http_clients_max(DaemonOptions& options, const std::string& value) {
+  return set_count(options.sign_http_clients_max, 1, 20'000, value);
+}
+
 SetResult set_grpc_threads_max(DaemonOptions& options, const std::string& value) {
   return set_count(options.grpc_threads_max, 4, 4096, value);
 }
@@ -293,6 +305,12 @@ constexpr Option kOptions[] = {
     {"sign-streams-per-peer-max", "N",
      "WatchMeters streams one client host may hold; RESOURCE_EXHAUSTED past\nit (default 1000)",
      set_sign_streams_per_peer_max},
+    {"sign-http", "HOST:PORT|off",
+     "serve the web sign (/sign/) over plain HTTP: read-only, no secrets\n(default off)",
+     set_sign_http},
+    {"sign-http-clients-max", "N",
+     "web sign pages live at once, each holding one thread; 503 past it\n(1..20000, default 256)",
+     set_sign_http_clients_max},
     {"grpc-threads-max", "N",
      "threads for the synchronous RPCs (admin, supervisor, health,\n"
      "reflection); a call with none free is RESOURCE_EXHAUSTED; the round\n"

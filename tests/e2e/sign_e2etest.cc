@@ -1,14 +1,26 @@
 // Signs watch the floor over real mutual TLS (SignService.WatchMeters): a snapshot with the
 // placards at once, then committed changes in sequence order (a contribution, the Dynamic Pays of
 // a round, a hit with its reset), heartbeats while nothing changes, the hidden trigger's
-// commitment and never its point, and every refusal with its status.
+// commitment and never its point, and every refusal with its status. The web sign in headless
+// Chromium (Debian's chromium): the committed meter, a live update after a round played over
+// gRPC, the Dynamic Pay lit on the placard and the hit banner; a screenshot is kept.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
+#include <sstream>
+#include <thread>
 
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/sign.grpc.pb.h"
@@ -55,13 +67,17 @@ class SignEndToEnd : public ::testing::Test {
     close(mkstemp(name));
     floor_ = name;
     std::ofstream(floor_) << kFloor;
-    daemon_ = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{"--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics",
-                                 "off", "--floor", floor_, "--sign-hit-seconds", "30"});
+    daemon_ = std::make_unique<DaemonProcess>(std::vector<std::string>{
+        "--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics", "off", "--floor", floor_,
+        "--sign-hit-seconds", "30", "--sign-http", "127.0.0.1:0"});
     const auto line = daemon_->read_stdout_line(30s);
     ASSERT_TRUE(line) << daemon_->stderr_text();
     address_ = testing::serving_address(*line);
     ASSERT_FALSE(address_.empty()) << *line;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(*line, match, std::regex("signs on http://127.0.0.1:([0-9]+)/")))
+        << *line;
+    web_port_ = std::stoi(match[1]);
   }
   void TearDown() override {
     if (daemon_) {
@@ -177,7 +193,133 @@ class SignEndToEnd : public ::testing::Test {
   std::string floor_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::string address_;
+  int web_port_ = 0;
 };
+
+// One HTTP request to the web sign; the answer's status line and as much of it as arrives within
+// `for_ms` (the server closes every answer but an event stream).
+std::string http(int port, const std::string& method, const std::string& path, int for_ms = 2000) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{for_ms / 1000, (for_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    const std::string request = method + " " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    if (send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(for_ms);
+      char buffer[4096];
+      while (std::chrono::steady_clock::now() < until) {
+        const ssize_t got = recv(fd, buffer, sizeof buffer, 0);
+        if (got <= 0) break;
+        answer.append(buffer, static_cast<std::size_t>(got));
+      }
+    }
+  }
+  close(fd);
+  return answer;
+}
+
+// Headless Chromium showing one page of the web sign until it is destroyed, its console (one
+// "jackpot-sign {...}" line per snapshot the page showed) in a file.
+class Browser {
+ public:
+  Browser(int port, const std::string& path) {
+    char profile[] = "/tmp/jackpotd-chromium.XXXXXX";
+    profile_ = mkdtemp(profile);
+    log_ = profile_ + "/console.log";
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
+    const std::string profile_arg = "--user-data-dir=" + profile_ + "/profile";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);  // Chromium's own processes go with it.
+      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(fd, 2);
+      dup2(fd, 1);
+      execlp("chromium", "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0", profile_arg.c_str(),
+             url.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Browser() {
+    if (pid_ > 0) {
+      kill(-pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+      kill(-pid_, SIGKILL);  // Any helper process left behind.
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(profile_, ignored);
+  }
+  Browser(const Browser&) = delete;
+  Browser& operator=(const Browser&) = delete;
+
+  // The snapshots the page showed so far, as the JSON its console line carries.
+  std::vector<std::string> shown() const {
+    std::ifstream in(log_);
+    std::vector<std::string> lines;
+    const std::regex line_pattern("\"jackpot-sign (\\{.*\\})\", source:");
+    for (std::string line; std::getline(in, line);) {
+      std::smatch match;
+      if (std::regex_search(line, match, line_pattern)) lines.push_back(match[1]);
+    }
+    return lines;
+  }
+  // Waits up to `limit` for a snapshot shown that holds every one of `parts`.
+  std::optional<std::string> until_shown(const std::vector<std::string>& parts,
+                                         std::chrono::seconds limit = 20s) const {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+      for (const std::string& snapshot : shown()) {
+        const bool all = std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
+          return snapshot.find(part) != std::string::npos;
+        });
+        if (all) return snapshot;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return std::nullopt;
+  }
+  std::string log() const {
+    std::ifstream in(log_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::string profile_;
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+// A screenshot of the page as headless Chromium shows it once loaded.
+void screenshot(int port, const std::string& path, const std::string& file) {
+  char profile[] = "/tmp/jackpotd-chromium.XXXXXX";
+  const std::string profile_dir = mkdtemp(profile);
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+  const std::string command =
+      "timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+      "--user-data-dir=" +
+      profile_dir + "/profile --window-size=1280,900 --timeout=3000 --screenshot=" + file +
+      " 'http://127.0.0.1:" + std::to_string(port) + path + "' >/dev/null 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::error_code ignored;
+  std::filesystem::remove_all(profile_dir, ignored);
+}
+
+// Cents as the web sign shows them: "$1,001.00".
+std::string dollars(std::int64_t cents) {
+  std::string units = std::to_string(cents / 100);
+  for (int at = static_cast<int>(units.size()) - 3; at > 0; at -= 3) {
+    units.insert(static_cast<std::size_t>(at), ",");
+  }
+  const std::int64_t rest = cents % 100;
+  return "$" + units + "." + (rest < 10 ? "0" : "") + std::to_string(rest);
+}
 
 std::int64_t level_cents(const pb::MeterSnapshot& snapshot, std::uint32_t level) {
   for (const pb::LevelMeter& meter : snapshot.levels()) {
@@ -323,6 +465,90 @@ TEST_F(SignEndToEnd, WatchesEndWhenTheDaemonStops) {
   EXPECT_TRUE(lobby->reader->Finish().ok());
   EXPECT_EQ(daemon_->wait_for_exit(20s), 0) << daemon_->stderr_text();
   daemon_.reset();
+}
+
+TEST_F(SignEndToEnd, TheWebSignAnswersEachPathWithItsStatus) {
+  struct Case {
+    const char* method;
+    std::string path;
+    const char* status;
+    const char* contains;
+  };
+  const Case cases[] = {
+      {"GET", "/sign/", "HTTP/1.1 200", "/sign/table/T1"},
+      {"GET", "/sign/sign-link", "HTTP/1.1 200", "/sign/sign.js"},
+      {"GET", "/sign/table/T1", "HTTP/1.1 200", "Content-Security-Policy: default-src 'self'"},
+      {"GET", "/sign/sign.js", "HTTP/1.1 200", "EventSource"},
+      {"GET", "/sign/sign.css", "HTTP/1.1 200", "text/css"},
+      {"GET", "/sign/status", "HTTP/1.1 200", "\"event_streams_max\":256"},
+      {"GET", "/sign/nope", "HTTP/1.1 404", "no such link"},
+      {"GET", "/sign/table/T9", "HTTP/1.1 404", "no such table"},
+      {"GET", "/sign/events", "HTTP/1.1 400", "name one link= or one table="},
+      {"GET", "/sign/events?link=sign-link&table=T1", "HTTP/1.1 400", "name one"},
+      {"GET", "/sign/events?link=nope", "HTTP/1.1 404", "no such link"},
+      {"GET", "/sign/events?table=" + std::string(65, 'x'), "HTTP/1.1 400", "longer than 64"},
+      {"POST", "/sign/", "HTTP/1.1 405", "read-only"},
+      {"GET", "/metrics", "HTTP/1.1 404", ""},
+  };
+  for (const Case& c : cases) {
+    const std::string answer = http(web_port_, c.method, c.path);
+    EXPECT_EQ(answer.substr(0, 12), c.status) << c.method << " " << c.path << "\n" << answer;
+    EXPECT_NE(answer.find(c.contains), std::string::npos) << c.path << "\n" << answer;
+  }
+  // An event stream: the snapshot at once, as JSON, with the table's placard; never a reserve or
+  // a hidden point.
+  const std::string events = http(web_port_, "GET", "/sign/events?table=T1", 1000);
+  EXPECT_NE(events.find("Content-Type: text/event-stream"), std::string::npos) << events;
+  EXPECT_NE(events.find("event: snapshot\ndata: {\"sequence\":\""), std::string::npos) << events;
+  EXPECT_NE(events.find("\"paytables\":[{\"table\":\"T1\""), std::string::npos) << events;
+  EXPECT_NE(events.find("\"commitment\":\""), std::string::npos) << events;
+  EXPECT_EQ(events.find("reserve"), std::string::npos) << events;
+  EXPECT_EQ(events.find("point"), std::string::npos) << events;
+}
+
+// The table's sign in a real browser: the committed meters at once, then, while the page stays
+// open, a round played over gRPC: the royal flush's banner with the meter after its reset, and
+// the next round's Dynamic Pays lit on the placard.
+TEST_F(SignEndToEnd, TheWebSignInABrowserShowsTheRoundAsItIsPlayed) {
+  const Browser browser(web_port_, "/sign/table/T1");
+  const auto first = browser.until_shown({"\"sign-link/1\":100000"});
+  ASSERT_TRUE(first) << browser.log();
+  EXPECT_NE(first->find("\"status\":\"open\""), std::string::npos) << *first;
+  EXPECT_NE(first->find("\"banner\":\"\""), std::string::npos) << *first;
+
+  open("T1", 1);
+  lock("T1", 1, 1000);
+  settle("T1", 1, "Royal Flush");
+  const pb::OpenRoundResponse next = open("T1", 2);
+  ASSERT_GT(next.dynamic_pays_size(), 0);
+  std::vector<std::string> expected = {
+      "\"sign-link/1\":100000",
+      "\"banner\":\"Royal Flush" + dollars(100100) + "Royal Flush hit at table T1, seat 1",
+      "now " + dollars(100000)};
+  // Each lit row: the hand, its default struck, the pay drawn, the tag.
+  for (const pb::DynamicPay& pay : next.dynamic_pays(0).pays()) {
+    expected.push_back(pay.hand() + "$");
+    expected.push_back(dollars(pay.amount_cents()) + "DYNAMIC PAY");
+  }
+  const auto played = browser.until_shown(expected);
+  ASSERT_TRUE(played) << browser.log();
+  // The page never showed more than was committed, and its sequences rose.
+  std::uint64_t last = 0;
+  for (const std::string& snapshot : browser.shown()) {
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(snapshot, match, std::regex("\"sequence\":\"([0-9]+)\"")));
+    const std::uint64_t sequence = std::stoull(match[1]);
+    EXPECT_GT(sequence, last) << snapshot;
+    last = sequence;
+    ASSERT_TRUE(std::regex_search(snapshot, match, std::regex("\"sign-link/1\":([0-9]+)")));
+    EXPECT_TRUE(match[1] == "100000" || match[1] == "100100") << snapshot;
+  }
+
+  // A screenshot as the test's artifact (look at it: tests/artifacts/ in the build directory).
+  const std::string shot = std::string(JACKPOTD_ARTIFACT_DIR) + "/web-sign-table.png";
+  screenshot(web_port_, "/sign/table/T1", shot);
+  EXPECT_TRUE(std::filesystem::exists(shot));
+  std::printf("web sign screenshot: %s\n", shot.c_str());
 }
 
 }  // namespace
