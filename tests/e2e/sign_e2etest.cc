@@ -551,5 +551,40 @@ TEST_F(SignEndToEnd, TheWebSignInABrowserShowsTheRoundAsItIsPlayed) {
   std::printf("web sign screenshot: %s\n", shot.c_str());
 }
 
+// jackpot-sign, the operators' terminal sign: the snapshot as a table (--once), a refusal with
+// its exit code, and a usage error.
+TEST_F(SignEndToEnd, TheTerminalSignPrintsTheFloor) {
+  const auto jackpot_sign = [&](const std::string& principal, const std::string& arguments) {
+    FILE* pipe = popen((std::string(JACKPOT_SIGN_BINARY) + " " +
+                        testing::admin_tool_flags(address_, principal) + " " + arguments + " 2>&1")
+                           .c_str(),
+                       "r");
+    std::string printed;
+    if (pipe == nullptr) return std::pair{-1, printed};
+    char chunk[512];
+    while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
+    const int status = pclose(pipe);
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
+  };
+  open("T1", 1);
+  lock("T1", 1, 1000);
+  settle("T1", 1, "Royal Flush");
+  const auto [shown, printed] = jackpot_sign("sign/lobby", "--once --table T1");
+  EXPECT_EQ(shown, 0) << printed;
+  for (const char* part :
+       {"\nsign-link       OPEN         1 Royal Flush                      $1,000.00\n",
+        "2 Must-Hit-By $250                    $50.50         $250.00  hidden trigger ",
+        "\nother-link      OPEN         1 Royal Flush                        $500.00\n", "HITS\n",
+        "Royal Flush                $1,001.00  table T1 round 1 seat 1  (now $1,000.00)",
+        "TABLES\n  T1          round 1\n"}) {
+    EXPECT_NE(printed.find(part), std::string::npos) << part << "\n" << printed;
+  }
+  const auto [refused, refusal] = jackpot_sign("sign/lobby", "--once --link nope");
+  EXPECT_EQ(refused, 1) << refusal;
+  EXPECT_NE(refusal.find("no link"), std::string::npos) << refusal;
+  const auto [not_a_sign, not_a_sign_printed] = jackpot_sign("admin/e2e", "--once");
+  EXPECT_EQ(not_a_sign, 2) << not_a_sign_printed;
+}
+
 }  // namespace
 }  // namespace jackpot
