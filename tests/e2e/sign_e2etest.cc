@@ -555,16 +555,7 @@ TEST_F(SignEndToEnd, TheWebSignInABrowserShowsTheRoundAsItIsPlayed) {
 // its exit code, and a usage error.
 TEST_F(SignEndToEnd, TheTerminalSignPrintsTheFloor) {
   const auto jackpot_sign = [&](const std::string& principal, const std::string& arguments) {
-    FILE* pipe = popen((std::string(JACKPOT_SIGN_BINARY) + " " +
-                        testing::admin_tool_flags(address_, principal) + " " + arguments + " 2>&1")
-                           .c_str(),
-                       "r");
-    std::string printed;
-    if (pipe == nullptr) return std::pair{-1, printed};
-    char chunk[512];
-    while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
-    const int status = pclose(pipe);
-    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
+    return testing::run_tool(JACKPOT_SIGN_BINARY, address_, principal, arguments);
   };
   open("T1", 1);
   lock("T1", 1, 1000);

@@ -376,16 +376,7 @@ TEST_F(SupervisorEndToEnd, JackpotctlWatchesApprovesAndRejects) {
   const std::string royal = std::to_string(awards[1].payout_id());
   const std::string four = std::to_string(awards[2].payout_id());
   const auto jackpotctl = [&](const std::string& principal, const std::string& arguments) {
-    FILE* pipe = popen((std::string(JACKPOTCTL_BINARY) + " " +
-                        testing::admin_tool_flags(address_, principal) + " " + arguments + " 2>&1")
-                           .c_str(),
-                       "r");
-    std::string printed;
-    if (pipe == nullptr) return std::pair{-1, printed};
-    char chunk[512];
-    while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
-    const int status = pclose(pipe);
-    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
+    return testing::run_tool(JACKPOTCTL_BINARY, address_, principal, arguments);
   };
   const auto [watched, listed] =
       jackpotctl("supervisor/alice", "payouts watch --exit-when-idle 1.5");

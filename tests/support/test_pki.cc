@@ -1,8 +1,10 @@
 #include "tests/support/test_pki.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +122,19 @@ std::shared_ptr<grpc::Channel> channel_as(const std::string& address, const std:
 std::string admin_tool_flags(const std::string& address, const std::string& principal) {
   TestPki::site().certificate_file(principal);
   return "--target " + address + " --pki " + TestPki::site().dir() + " --as " + principal;
+}
+
+std::pair<int, std::string> run_tool(const std::string& binary, const std::string& address,
+                                     const std::string& principal, const std::string& arguments) {
+  FILE* pipe = popen(
+      (binary + " " + admin_tool_flags(address, principal) + " " + arguments + " 2>&1").c_str(),
+      "r");
+  std::string printed;
+  if (pipe == nullptr) return {-1, printed};
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) printed += chunk;
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, printed};
 }
 
 std::string serving_address(const std::string& first_line) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace jackpot::testing {
@@ -92,6 +93,11 @@ class StubsByPrincipal {
 // jackpotctl's connection flags to reach `address` as `principal` with the site's
 // certificates ("--target ADDR --pki DIR --as PRINCIPAL"), the certificate made first.
 std::string admin_tool_flags(const std::string& address, const std::string& principal);
+
+// Runs a client tool (jackpotctl, jackpot-sign) at `address` as `principal` with `arguments`:
+// its exit code (-1 when it did not exit) and everything it printed, stdout and stderr.
+std::pair<int, std::string> run_tool(const std::string& binary, const std::string& address,
+                                     const std::string& principal, const std::string& arguments);
 
 // The address jackpotd printed on its first stdout line ("serving gRPC on ADDR, ..."), or "".
 std::string serving_address(const std::string& first_line);
