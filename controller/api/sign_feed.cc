@@ -234,9 +234,13 @@ void SignFeed::run() {
       sign::SignState state = shared_->board.state(now_us(), available);
       lock.unlock();
       const std::uint64_t before = publisher_.latest()->sequence;
-      // A change wakes every subscriber; without one, the tick does.
-      if (publisher_.publish(std::move(state)) == before) publisher_.wake_all();
-      last_published = now;
+      // A change wakes every subscriber, and the next waits min_interval after it; without one,
+      // the tick wakes them, and a change after it may go at once.
+      if (publisher_.publish(std::move(state)) != before) {
+        last_published = now;
+      } else {
+        publisher_.wake_all();
+      }
       last_tick = now;
       lock.lock();
       continue;

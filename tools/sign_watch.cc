@@ -1,0 +1,382 @@
+// jackpotd-signwatch: many signs watching a running jackpotd (SignService.WatchMeters), for
+// ops/bench: how late each sign sees a committed change, and what the streams cost.
+//
+//   jackpotd-signwatch --target HOST:PORT --streams N --seconds S --probe-link LINK
+//                      (--pki DIR | --plaintext on) [--probe-ms 500] [--streams-per-channel 100]
+//                      [--sse HOST:PORT --sse-clients N]
+//
+// N streams as sign/bench (each watching every link), on gRPC's callback API: no thread per
+// stream, a few connections. Every --probe-ms an admin (admin/bench) raises level 1 of
+// --probe-link by one cent (AdjustMeter); each stream that then shows the new amount (or more)
+// counts one lag sample from the moment the adjustment was asked for, so the lag includes its
+// commit. With --sse, N more signs read the web sign's event stream of the probe link (one
+// thread, epoll) and count their lag the same way. Prints "watching N of M streams" once the
+// streams have their first snapshot (and the probes begin), then the snapshots received, the lag's
+// p50/p99/max over every stream and probe, and this process's CPU seconds.
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/sign.grpc.pb.h"
+#include "tools/client_identity.h"
+
+namespace {
+
+namespace pb = ::jackpot::v1;
+using Steady = std::chrono::steady_clock;
+
+// When each probe value (the probe level's cents) was asked for; shared by every stream.
+class Probes {
+ public:
+  void asked(std::int64_t cents, Steady::time_point at) {
+    std::lock_guard lock(mutex_);
+    asked_[cents] = at;
+  }
+  // A stream went from showing `from` to `to` cents at `now`: one sample per probe in (from, to].
+  void shown(std::int64_t from, std::int64_t to, Steady::time_point now) {
+    std::lock_guard lock(mutex_);
+    for (auto it = asked_.upper_bound(from); it != asked_.end() && it->first <= to; ++it) {
+      lags_ms_.push_back(
+          std::max(0.0, std::chrono::duration<double, std::milli>(now - it->second).count()));
+    }
+  }
+  std::vector<double> lags() {
+    std::lock_guard lock(mutex_);
+    return lags_ms_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::int64_t, Steady::time_point> asked_;
+  std::vector<double> lags_ms_;
+};
+
+std::atomic<std::uint64_t> snapshots{0};
+std::atomic<std::uint64_t> heartbeats{0};
+std::atomic<int> opened{0};
+std::atomic<int> ended{0};
+
+class Watch final : public grpc::ClientReadReactor<pb::SignUpdate> {
+ public:
+  Watch(pb::SignService::Stub& stub, const std::string& probe_link, Probes& probes)
+      : probe_link_(probe_link), probes_(probes) {
+    pb::WatchMetersRequest request;
+    request.set_sign_id("bench");
+    stub.async()->WatchMeters(&context_, &request, this);
+    StartRead(&update_);
+    StartCall();
+  }
+  void OnReadInitialMetadataDone(bool) override {}
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // OnDone follows.
+    const auto now = Steady::now();
+    if (update_.has_meters()) {
+      if (!counted_open_) {
+        counted_open_ = true;
+        opened.fetch_add(1);
+      }
+      snapshots.fetch_add(1);
+      for (const pb::LevelMeter& level : update_.meters().levels()) {
+        if (level.link_id() != probe_link_ || level.level() != 1) continue;
+        if (shown_ >= 0 && level.amount_cents() > shown_) {
+          probes_.shown(shown_, level.amount_cents(), now);
+        }
+        shown_ = level.amount_cents();
+      }
+    } else {
+      heartbeats.fetch_add(1);
+    }
+    StartRead(&update_);
+  }
+  void OnDone(const grpc::Status& status) override {
+    if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
+      std::lock_guard lock(error_mutex);
+      if (first_error.empty()) first_error = status.error_message();
+    }
+    ended.fetch_add(1);
+  }
+  void cancel() { context_.TryCancel(); }
+
+  static inline std::mutex error_mutex;
+  static inline std::string first_error;
+
+ private:
+  grpc::ClientContext context_;
+  pb::SignUpdate update_;
+  const std::string probe_link_;
+  Probes& probes_;
+  std::int64_t shown_ = -1;
+  bool counted_open_ = false;
+};
+
+// Web sign pages: raw sockets reading /sign/events?link=<probe link>, on one epoll thread.
+class SseClients {
+ public:
+  SseClients(const std::string& address, int clients, const std::string& probe_link, Probes& probes)
+      : probe_link_(probe_link), probes_(probes) {
+    epoll_ = epoll_create1(0);
+    const auto colon = address.rfind(':');
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(std::atoi(address.substr(colon + 1).c_str())));
+    inet_pton(AF_INET, address.substr(0, colon).c_str(), &to.sin_addr);
+    const std::string request = "GET /sign/events?link=" + probe_link +
+                                " HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n";
+    for (int c = 0; c < clients; ++c) {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0 ||
+          send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
+        if (fd >= 0) close(fd);
+        continue;
+      }
+      epoll_event event{};
+      event.events = EPOLLIN;
+      event.data.u64 = connections_.size();
+      connections_.push_back({fd, {}, -1, false});
+      epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
+    }
+    thread_ = std::thread([this] { run(); });
+  }
+  ~SseClients() {
+    stop_.store(true);
+    thread_.join();
+    for (const Connection& connection : connections_) close(connection.fd);
+    close(epoll_);
+  }
+  int connected() const { return static_cast<int>(connections_.size()); }
+  int watching() const { return watching_.load(); }
+
+ private:
+  struct Connection {
+    int fd;
+    std::string pending;
+    std::int64_t shown;
+    bool counted;
+  };
+  void run() {
+    epoll_event events[256];
+    char buffer[16384];
+    while (!stop_.load()) {
+      const int ready = epoll_wait(epoll_, events, 256, 100);
+      for (int e = 0; e < ready; ++e) {
+        Connection& connection = connections_[events[e].data.u64];
+        const ssize_t got = recv(connection.fd, buffer, sizeof buffer, 0);
+        if (got <= 0) {
+          epoll_ctl(epoll_, EPOLL_CTL_DEL, connection.fd, nullptr);
+          continue;
+        }
+        connection.pending.append(buffer, static_cast<std::size_t>(got));
+        read_events(connection);
+      }
+    }
+  }
+  // Each complete "snapshot" event: the probe level's cents.
+  void read_events(Connection& connection) {
+    std::size_t end;
+    while ((end = connection.pending.find("\n\n")) != std::string::npos) {
+      const std::string event = connection.pending.substr(0, end);
+      connection.pending.erase(0, end + 2);
+      if (event.find("event: snapshot") == std::string::npos) continue;
+      if (!connection.counted) {
+        connection.counted = true;
+        watching_.fetch_add(1);
+      }
+      const std::string marker = "\"link\":\"" + probe_link_ + "\"";
+      const auto link = event.find(marker);
+      const auto cents = event.find("\"cents\":", link == std::string::npos ? 0 : link);
+      if (link == std::string::npos || cents == std::string::npos) continue;
+      const std::int64_t shown = std::atoll(event.c_str() + cents + 8);
+      if (connection.shown >= 0 && shown > connection.shown) {
+        probes_.shown(connection.shown, shown, Steady::now());
+      }
+      connection.shown = shown;
+    }
+  }
+
+  const std::string probe_link_;
+  Probes& probes_;
+  int epoll_ = -1;
+  std::vector<Connection> connections_;
+  std::atomic<int> watching_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  jackpot::tools::Connection connection;
+  int streams = 1000;
+  int per_channel = 100;
+  double seconds = 5;
+  int probe_ms = 500;
+  std::string probe_link;
+  std::string sse_address;
+  int sse_clients = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const std::string value = argv[i + 1];
+    if (flag == "--target") {
+      connection.target = value;
+    } else if (flag == "--pki") {
+      connection.pki_dir = value;
+    } else if (flag == "--plaintext") {
+      connection.plaintext = value == "on";
+    } else if (flag == "--streams") {
+      streams = std::atoi(value.c_str());
+    } else if (flag == "--streams-per-channel") {
+      per_channel = std::max(1, std::atoi(value.c_str()));
+    } else if (flag == "--seconds") {
+      seconds = std::atof(value.c_str());
+    } else if (flag == "--probe-ms") {
+      probe_ms = std::max(10, std::atoi(value.c_str()));
+    } else if (flag == "--probe-link") {
+      probe_link = value;
+    } else if (flag == "--sse") {
+      sse_address = value;
+    } else if (flag == "--sse-clients") {
+      sse_clients = std::atoi(value.c_str());
+    } else {
+      std::fprintf(stderr, "jackpotd-signwatch: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  if (probe_link.empty() || streams < 0) {
+    std::fprintf(stderr, "jackpotd-signwatch: --probe-link LINK and --streams N are required\n");
+    return 2;
+  }
+  std::string error;
+  std::vector<std::unique_ptr<pb::SignService::Stub>> stubs;
+  for (int c = 0; c * per_channel < streams; ++c) {
+    grpc::ChannelArguments arguments;
+    arguments.SetInt("jackpotd.channel", c);  // Distinct arguments: distinct connections.
+    auto channel = jackpot::tools::channel_as(connection, "sign/bench", arguments, error);
+    if (channel == nullptr) {
+      std::fprintf(stderr, "jackpotd-signwatch: %s\n", error.c_str());
+      return 2;
+    }
+    stubs.push_back(pb::SignService::NewStub(channel));
+  }
+  auto admin_channel = jackpot::tools::channel_as(connection, "admin/bench", {}, error);
+  if (admin_channel == nullptr) {
+    std::fprintf(stderr, "jackpotd-signwatch: %s\n", error.c_str());
+    return 2;
+  }
+  auto admin = pb::AdminService::NewStub(admin_channel);
+
+  const double cpu_before = cpu_seconds();
+  Probes probes;
+  std::vector<std::unique_ptr<Watch>> watches;
+  for (int s = 0; s < streams; ++s) {
+    watches.push_back(std::make_unique<Watch>(*stubs[static_cast<std::size_t>(s / per_channel)],
+                                              probe_link, probes));
+  }
+  std::unique_ptr<SseClients> pages;
+  if (!sse_address.empty() && sse_clients > 0) {
+    pages = std::make_unique<SseClients>(sse_address, sse_clients, probe_link, probes);
+  }
+  // Every stream's and page's first snapshot before the probes start (at most 30 s).
+  const auto open_by = Steady::now() + std::chrono::seconds(30);
+  while ((opened.load() + ended.load() < streams || (pages && pages->watching() < sse_clients)) &&
+         Steady::now() < open_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const int pages_watching = pages ? pages->watching() : 0;
+  std::printf("watching %d of %d streams and %d of %d pages\n", opened.load(), streams,
+              pages_watching, sse_clients);
+  std::fflush(stdout);
+  const auto started = Steady::now();
+  const auto until = started + std::chrono::duration<double>(seconds);
+  std::uint64_t probe = 0;
+  const std::string run =
+      std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  std::uint64_t refused = 0;
+  // The probe level's cents now; each probe is counted from before it is asked for, so that a
+  // sign that shows it before the answer arrives here is not missed.
+  std::int64_t cents = -1;
+  {
+    pb::ListMetersRequest request;
+    request.add_link_ids(probe_link);
+    pb::ListMetersResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    if (admin->ListMeters(&context, request, &response).ok() && response.levels_size() > 0) {
+      cents = response.levels(0).meter_micros() / 10'000;
+    }
+  }
+  while (Steady::now() < until && cents >= 0) {
+    const auto asked_at = Steady::now();
+    probes.asked(cents + 1, asked_at);
+    pb::AdjustMeterRequest request;
+    request.set_link_id(probe_link);
+    request.set_level(1);
+    request.set_amount_micros(10'000);
+    request.set_reason("sign lag probe");
+    request.set_request_id("probe-" + run + "-" + std::to_string(++probe));
+    pb::AdjustMeterResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    if (admin->AdjustMeter(&context, request, &response).ok()) {
+      cents = response.balance().meter_micros() / 10'000;
+    } else {
+      ++refused;
+    }
+    std::this_thread::sleep_until(asked_at + std::chrono::milliseconds(probe_ms));
+  }
+  // The last probe's lag, at most a second more.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double elapsed = std::chrono::duration<double>(Steady::now() - started).count();
+  const std::vector<double> lags = probes.lags();
+  const double cpu = cpu_seconds() - cpu_before;
+  for (auto& watch : watches) watch->cancel();
+  const auto end_by = Steady::now() + std::chrono::seconds(10);
+  while (ended.load() < streams && Steady::now() < end_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::printf(
+      "streams=%d opened=%d seconds=%.1f snapshots=%llu heartbeats=%llu probes=%llu "
+      "probes_refused=%llu\n",
+      streams, opened.load(), elapsed, static_cast<unsigned long long>(snapshots.load()),
+      static_cast<unsigned long long>(heartbeats.load()), static_cast<unsigned long long>(probe),
+      static_cast<unsigned long long>(refused));
+  std::printf("pages=%d watching=%d\n", sse_clients, pages_watching);
+  std::printf("lag_ms p50 %.0f p99 %.0f max %.0f samples %zu (expected %llu)\n",
+              percentile(lags, 0.5), percentile(lags, 0.99), percentile(lags, 1.0), lags.size(),
+              static_cast<unsigned long long>((probe - refused) *
+                                              static_cast<unsigned>(streams + pages_watching)));
+  std::printf("cpu_seconds %.2f\n", cpu);
+  if (!Watch::first_error.empty()) std::printf("first error: %s\n", Watch::first_error.c_str());
+  std::fflush(stdout);
+  // Streams still open at this point end with the process.
+  std::_Exit(opened.load() == streams && pages_watching == sse_clients ? 0 : 1);
+}
