@@ -167,17 +167,22 @@ SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
     }
     shared->changed.notify_one();
   });
-  host_.observe_recoveries([weak](const Engine& rebuilt) {
-    const auto shared = weak.lock();
-    if (!shared) return;
-    sign::BoardStart start = board_start(rebuilt);
-    {
-      const std::lock_guard lock(shared->mutex);
-      shared->board.reset(start);
-      shared->dirty = true;
-      shared->notified = true;
-    }
-    shared->changed.notify_one();
+  // In the commit order: a batch committed before the failure but observed after the rebuild
+  // would otherwise count its transfers twice.
+  host_.observe_recoveries_in_commit_order([weak](const Engine& rebuilt) -> std::function<void()> {
+    if (weak.expired()) return [] {};
+    auto start = std::make_shared<const sign::BoardStart>(board_start(rebuilt));
+    return [weak, start] {
+      const auto shared = weak.lock();
+      if (!shared) return;
+      {
+        const std::lock_guard lock(shared->mutex);
+        shared->board.reset(*start);
+        shared->dirty = true;
+        shared->notified = true;
+      }
+      shared->changed.notify_one();
+    };
   });
   host_.on_status_change([weak] {
     const auto shared = weak.lock();

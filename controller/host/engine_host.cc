@@ -140,13 +140,13 @@ std::optional<std::vector<BalanceSnapshotRecord>> EngineHost::snapshot_balances(
 
 // Callers to answer, durable or not, with no commit to observe.
 EngineHost::Delivery EngineHost::answering(std::vector<Waiter> waiters, bool durable) {
-  return {std::move(waiters), durable, {}, 0, false, false};
+  return {std::move(waiters), durable, {}, 0, false, false, {}};
 }
 
 // A commit attempt: the observer hears of it, and its callers are answered as it went.
 EngineHost::Delivery EngineHost::after_commit(std::vector<Waiter> waiters,
                                               std::vector<Records> batch, double seconds, bool ok) {
-  return {std::move(waiters), ok, std::move(batch), seconds, true, ok};
+  return {std::move(waiters), ok, std::move(batch), seconds, true, ok, {}};
 }
 
 void EngineHost::deliver(Delivery delivery) {
@@ -168,6 +168,7 @@ void EngineHost::respond_loop() {
     taken.swap(deliveries_);
     lock.unlock();
     for (Delivery& delivery : taken) {
+      for (const std::function<void()>& restart : delivery.restarts) restart();
       // Observed first: a caller answered for this commit finds it in the metrics.
       if (delivery.observe) {
         std::lock_guard observing(observers_mutex_);
@@ -345,15 +346,22 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     }
     std::string error;
     if (auto engine = durability_->recover(error)) {
+      Delivery restarts;
       {
         std::lock_guard lock(mutex_);
         engine_ = std::move(engine);
         for (const RecoveryObserver& observer : recovery_observers_) observer(*engine_);
+        for (const OrderedRecoveryObserver& capture : ordered_recovery_observers_) {
+          restarts.restarts.push_back(capture(*engine_));
+        }
         reset_statuses();
         failed_ = false;
         // What recovery rebuilt, on record as a start's is.
         gather_snapshot(SnapshotReason::recovery);
       }
+      // Behind every delivery of the batches before the failure, ahead of any after it (only
+      // this thread delivers commits, and it commits nothing before this returns).
+      if (!restarts.restarts.empty()) deliver(std::move(restarts));
       std::fprintf(stderr, "jackpotd: state rebuilt from the database; serving again\n");
       bump_status();
       space_.notify_all();

@@ -279,6 +279,17 @@ class EngineHost {
     recovery_observers_.push_back(std::move(observer));
   }
 
+  // For a view kept from the commit observer's batches (the sign feed), which must start again
+  // from the rebuilt engine at the point of the commit order where the failure was: `capture`
+  // runs as a recovery observer does (the host's lock held, the engine as the database holds it;
+  // copy what is needed) and returns what to do, which runs on the responder thread after the
+  // commit observers heard every batch before the failure and before they hear any after it.
+  using OrderedRecoveryObserver = std::function<std::function<void()>(const Engine& rebuilt)>;
+  void observe_recoveries_in_commit_order(OrderedRecoveryObserver capture) {
+    std::lock_guard lock(mutex_);
+    ordered_recovery_observers_.push_back(std::move(capture));
+  }
+
   void observe_commits(CommitObserver observer) {
     std::lock_guard lock(observers_mutex_);
     observers_.push_back(std::move(observer));
@@ -404,7 +415,8 @@ class EngineHost {
   std::uint64_t status_version_ = 0;
   bool status_stopping_ = false;
 
-  std::vector<RecoveryObserver> recovery_observers_;  // Guarded by mutex_.
+  std::vector<RecoveryObserver> recovery_observers_;                 // Guarded by mutex_.
+  std::vector<OrderedRecoveryObserver> ordered_recovery_observers_;  // Guarded by mutex_.
   std::mutex observers_mutex_;  // Guards observers_; held while they are called.
   std::vector<CommitObserver> observers_;
   std::thread committer_;
@@ -418,6 +430,8 @@ class EngineHost {
     double seconds = 0;
     bool observe = false;  // A commit attempt, for the observer.
     bool ok = false;
+    // What ordered recovery observers asked for, in the commit order (a recovery's delivery).
+    std::vector<std::function<void()>> restarts;
   };
   static Delivery answering(std::vector<Waiter> waiters, bool durable);
   static Delivery after_commit(std::vector<Waiter> waiters, std::vector<Records> batch,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <csignal>
 #include <map>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "controller/durability/durable.h"
@@ -163,6 +165,76 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
                   .ok());
   EXPECT_GE(host.batches_committed(), 3u);
   host.stop();
+}
+
+// A view kept from the commit observer's batches (the sign feed) starts again from the rebuilt
+// engine at the failure's place in the commit order: a batch committed before the failure whose
+// observation comes late (the responder busy) is heard before the restart, never after it, where
+// it would count twice.
+TEST(DurableHost, AnOrderedRecoveryObserverRestartsAfterTheBatchesBeforeTheFailure) {
+  DurableFloor floor(5);
+  EngineHost& host = *floor.host;
+  install_failure_switch(*floor.control);
+  ASSERT_TRUE(floor.open(1).ok());
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> heard;
+  bool held = false;       // The responder is inside the observer, holding the lock's batch.
+  bool recovered = false;  // The rebuild happened.
+  host.observe_commits([&](const std::vector<Records>& batch, double, bool ok) {
+    std::unique_lock lock(mutex);
+    const bool locks = std::any_of(batch.begin(), batch.end(),
+                                   [](const Records& records) { return !records.wagers.empty(); });
+    if (ok && locks) {
+      held = true;
+      changed.notify_all();
+      // Kept until the rebuild (at most 20 s), as a busy responder would be.
+      changed.wait_for(lock, std::chrono::seconds(20), [&] { return recovered; });
+      heard.push_back("the lock's batch");
+    }
+  });
+  host.observe_recoveries([&](const Engine&) {
+    std::lock_guard lock(mutex);
+    recovered = true;
+    changed.notify_all();
+  });
+  host.observe_recoveries_in_commit_order([&](const Engine&) -> std::function<void()> {
+    return [&] {
+      std::lock_guard lock(mutex);
+      heard.push_back("restart");
+    };
+  });
+
+  std::thread locking([&] {
+    EXPECT_TRUE(host.run([](Engine& engine, Records& records) {
+                      return engine.lock_wagers(
+                          {TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 500}}}, records);
+                    })
+                    .ok());
+  });
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(20), [&] { return held; }));
+  }
+  set_failing(*floor.control, true);
+  std::thread voiding([&] { EXPECT_FALSE(floor.void_round(1).ok()); });
+  for (int attempt = 0; attempt < 200 && !host.failed(); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(host.failed());
+  set_failing(*floor.control, false);
+  locking.join();
+  voiding.join();
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    {
+      std::lock_guard lock(mutex);
+      if (heard.size() == 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(heard, (std::vector<std::string>{"the lock's batch", "restart"}));
 }
 
 }  // namespace
