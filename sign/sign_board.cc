@@ -45,6 +45,60 @@ void SignBoard::reset(const BoardStart& start) {
   for (std::size_t i = 0; i < tables_.size(); ++i) {
     tables_[i].dynamic.resize(floor_.tables[i].links.size());
   }
+  // A batch reported failed may have landed: its hits did when their payouts did.
+  for (HitShown& hit : unsure_) {
+    if (hit.payout == 0 || hit.payout > start.last_payout_id) continue;
+    if (const auto link = link_index(hit.link)) {
+      if (hit.level >= 1 && hit.level <= links_[*link].meters.size()) {
+        const LevelFacts& level = floor_.links[*link].levels[hit.level - 1];
+        hit.reset_cents =
+            shown_cents(links_[*link].meters[hit.level - 1], level.ceiling, level.must_hit_by);
+      }
+    }
+    hits_.push_back(std::move(hit));
+  }
+  unsure_.clear();
+  std::stable_sort(hits_.begin(), hits_.end(),
+                   [](const HitShown& a, const HitShown& b) { return a.hit_us < b.hit_us; });
+  keep_latest_hits();
+}
+
+void SignBoard::failed(const Records& records) {
+  for (HitShown& hit : hits_of(records)) unsure_.push_back(std::move(hit));
+}
+
+std::vector<HitShown> SignBoard::hits_of(const Records& records) const {
+  std::vector<HitShown> made;
+  for (const Payout& payout : records.payouts) {
+    if (payout.kind != AwardKind::percent && payout.kind != AwardKind::must_hit_by) continue;
+    const bool decided = std::any_of(
+        records.payout_decisions.begin(), records.payout_decisions.end(),
+        [&](const PayoutDecisionRecord& decision) { return decision.payout == payout.id; });
+    if (decided) continue;
+    const auto link = link_index(payout.link.value());
+    if (!link || payout.level < 1 || payout.level > links_[*link].meters.size()) continue;
+    const LevelFacts& level = floor_.links[*link].levels[payout.level - 1];
+    made.push_back(
+        {payout.link.value(), payout.level, payout.table.value(), payout.round.value(), payout.seat,
+         std::string(payout.hand.view()), payout.amount.cents_floor(),
+         shown_cents(links_[*link].meters[payout.level - 1], level.ceiling, level.must_hit_by),
+         payout.created_us, payout.id.value()});
+  }
+  return made;
+}
+
+// At most kMaxHitsShown per link, the latest, and none that no sign shows any longer.
+void SignBoard::keep_latest_hits() {
+  if (hits_.empty()) return;
+  const std::int64_t newest = hits_.back().hit_us;
+  std::map<std::string, std::size_t, std::less<>> kept;
+  std::deque<HitShown> latest;
+  for (auto hit = hits_.rbegin(); hit != hits_.rend(); ++hit) {
+    if (hit->hit_us + hit_shown_us_ <= newest) continue;
+    if (++kept[hit->link] > kMaxHitsShown) continue;
+    latest.push_front(std::move(*hit));
+  }
+  hits_.swap(latest);
 }
 
 std::optional<std::size_t> SignBoard::link_index(std::string_view link) const {
@@ -99,7 +153,7 @@ void SignBoard::apply(const Records& records) {
   }
   // Rounds: one that opens replaces its table's Dynamic Pays with its own; one that settles or
   // is voided ends them.
-  std::map<std::uint64_t, std::size_t> table_of_round;
+  std::vector<std::pair<std::uint64_t, std::size_t>> table_of_round;  // Rounds opened here.
   for (const RoundRecord& round : records.rounds) {
     const auto table = table_index(round.table.value());
     if (!table) continue;
@@ -115,10 +169,12 @@ void SignBoard::apply(const Records& records) {
         for (auto& pays : now.dynamic) pays.clear();
       }
     }
-    table_of_round[round.round_key] = *table;
+    if (round.phase == RoundPhase::open) table_of_round.emplace_back(round.round_key, *table);
   }
   for (const DynamicPayRecord& pay : records.dynamic_pays) {
-    const auto table = table_of_round.find(pay.round_key);
+    const auto table =
+        std::find_if(table_of_round.begin(), table_of_round.end(),
+                     [&](const auto& opened) { return opened.first == pay.round_key; });
     if (table == table_of_round.end()) continue;
     BoardStart::Table& now = tables_[table->second];
     if (now.round_key != pay.round_key) continue;
@@ -127,31 +183,15 @@ void SignBoard::apply(const Records& records) {
       if (facts.links[i].link == pay.link.value()) now.dynamic[i].emplace_back(pay.row, pay.option);
     }
   }
-  // Hits: the PERCENT and Must-Hit-By payouts this command created (a supervisor's decision
-  // carries its payout again: not a new hit), with the level's value after the command.
-  for (const Payout& payout : records.payouts) {
-    if (payout.kind != AwardKind::percent && payout.kind != AwardKind::must_hit_by) continue;
-    const bool decided = std::any_of(
-        records.payout_decisions.begin(), records.payout_decisions.end(),
-        [&](const PayoutDecisionRecord& decision) { return decision.payout == payout.id; });
-    if (decided) continue;
-    const auto link = link_index(payout.link.value());
-    if (!link || payout.level < 1 || payout.level > links_[*link].meters.size()) continue;
-    const LevelFacts& level = floor_.links[*link].levels[payout.level - 1];
-    hits_.push_back(
-        {payout.link.value(), payout.level, payout.table.value(), payout.round.value(), payout.seat,
-         std::string(payout.hand.view()), payout.amount.cents_floor(),
-         shown_cents(links_[*link].meters[payout.level - 1], level.ceiling, level.must_hit_by),
-         payout.created_us});
+  // Hits: the PERCENT and Must-Hit-By payouts this command created, with the level's value
+  // after the command; a rejected payout takes its hit off the signs.
+  for (HitShown& hit : hits_of(records)) hits_.push_back(std::move(hit));
+  for (const PayoutDecisionRecord& decision : records.payout_decisions) {
+    if (decision.decision != PayoutDecision::reject) continue;
+    std::erase_if(hits_,
+                  [&](const HitShown& hit) { return hit.payout == decision.payout.value(); });
   }
-  // Only the latest hits are kept, and none that no sign shows any longer.
-  if (!hits_.empty()) {
-    const std::int64_t newest = hits_.back().hit_us;
-    while (!hits_.empty() &&
-           (hits_.size() > kMaxHitsShown || hits_.front().hit_us + hit_shown_us_ <= newest)) {
-      hits_.pop_front();
-    }
-  }
+  keep_latest_hits();
 }
 
 SignState SignBoard::state(std::int64_t now_us, bool available) const {

@@ -86,23 +86,31 @@ struct BoardStart {
   };
   std::vector<Link> links;
   std::vector<Table> tables;
+  // The engine's last payout id: a hit of a batch reported failed landed when its payout's id is
+  // at most this (ids only rise, and every batch after a failed one is abandoned).
+  std::uint64_t last_payout_id = 0;
 };
 
 class SignBoard {
  public:
-  // Hits stay on show for `hit_shown_us`; at most kMaxHitsShown at once (the latest).
+  // Hits stay on show for `hit_shown_us`; at most kMaxHitsShown per link at once (the latest).
   static constexpr std::size_t kMaxHitsShown = 16;
   SignBoard(SignFloor floor, const BoardStart& start, std::int64_t hit_shown_us);
 
   // The engine as the database holds it, after a recovery: every meter, status, round and
-  // commitment from `start`; hits on show stay (they happened).
+  // commitment from `start`; hits on show stay (they happened), and the hits of batches reported
+  // failed (failed()) that landed after all join them, with their level's value in `start`.
   void reset(const BoardStart& start);
 
   // One committed command's records, in commit order: its transfers move the meters, a round
   // that opens shows its Dynamic Pays until it settles or is voided, a PERCENT or Must-Hit-By
   // payout that the command created is a hit (with its level's value after the command), a
-  // hidden trigger drawn replaces its level's commitment, a link status record sets the status.
+  // rejected payout's hit leaves the signs, a hidden trigger drawn replaces its level's
+  // commitment, a link status record sets the status.
   void apply(const Records& records);
+  // One command of a batch reported failed: nothing of it is shown, but its hits are kept aside
+  // until the next reset() tells whether the batch landed.
+  void failed(const Records& records);
 
   // What the signs show at `now_us`: `available` false shows every link UNAVAILABLE (the daemon
   // cannot record changes) with the meters as last committed. Sequence 0: the publisher numbers.
@@ -125,7 +133,11 @@ class SignBoard {
   std::map<std::string, std::size_t, std::less<>> table_index_;
   std::vector<LinkNow> links_;
   std::vector<BoardStart::Table> tables_;
-  std::deque<HitShown> hits_;  // Oldest first.
+  std::deque<HitShown> hits_;     // Oldest first.
+  std::vector<HitShown> unsure_;  // Hits of batches reported failed, until the next reset().
+  // The hits a command created, with `reset_cents` from the meters as they are now.
+  std::vector<HitShown> hits_of(const Records& records) const;
+  void keep_latest_hits();
 };
 
 }  // namespace jackpot::sign

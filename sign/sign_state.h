@@ -73,6 +73,7 @@ struct HitShown {
   std::int64_t amount_cents = 0;
   std::int64_t reset_cents = 0;  // The level's value after its reset.
   std::int64_t hit_us = 0;       // Unix microseconds.
+  std::uint64_t payout = 0;      // The payout it made (not shown: a rejection takes it off).
   friend bool operator==(const HitShown&, const HitShown&) = default;
 };
 

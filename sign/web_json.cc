@@ -89,6 +89,10 @@ std::string state_json(const SignState& state, const WebWatch& watch, const Sign
       if (level.trigger) {
         out += ',';
         text(out, "commitment", to_hex(level.trigger->commitment));
+        out += ',';
+        number(out, "commitment_above_micros", level.trigger->above.micros());
+        out += ',';
+        number(out, "commitment_up_to_micros", level.trigger->up_to.micros());
       }
       out += '}';
     }

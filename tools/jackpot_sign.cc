@@ -18,6 +18,8 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -160,9 +162,17 @@ int main(int argc, char** argv) {
 
   std::signal(SIGINT, [](int) { interrupted.store(true); });
   std::signal(SIGTERM, [](int) { interrupted.store(true); });
-  Heard heard;
-  std::thread watcher([&] { watch(channel, request, heard); });
-  watcher.detach();  // A blocked read ends with the process.
+  // Shared with the watching thread, which is left running when main returns (a blocked read
+  // ends with the process): the process ends with _Exit, never destroying what it uses.
+  const auto shared = std::make_shared<Heard>();
+  Heard& heard = *shared;
+  std::thread watcher([channel, request, shared] { watch(channel, request, *shared); });
+  watcher.detach();
+  const auto finish = [](int code) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(code);
+  };
 
   const bool terminal = isatty(STDOUT_FILENO) == 1;
   const auto lost_limit = std::chrono::duration<double>(lost_after);
@@ -176,7 +186,7 @@ int main(int argc, char** argv) {
     if (heard.refused) {
       std::fprintf(stderr, "jackpot-sign: jackpotd refused the watch: %s\n",
                    heard.refused->error_message().c_str());
-      return kRefused;
+      finish(kRefused);
     }
     const std::chrono::duration<double> quiet = Steady::now() - heard.at;
     const bool lost = !heard.snapshot || quiet > lost_limit || !heard.lost_reason.empty();
@@ -184,12 +194,12 @@ int main(int argc, char** argv) {
       if (heard.snapshot) {
         jackpot::tools::SignScreen screen{who, quiet.count(), false, ""};
         std::fputs(jackpot::tools::sign_screen(*heard.snapshot, screen).c_str(), stdout);
-        return kOk;
+        finish(kOk);
       }
       if (Steady::now() - started > lost_limit) {
         std::fprintf(stderr, "jackpot-sign: no snapshot within %.1f s: %s\n", lost_after,
                      heard.lost_reason.c_str());
-        return kUnavailable;
+        finish(kUnavailable);
       }
       continue;
     }
@@ -212,5 +222,5 @@ int main(int argc, char** argv) {
     if (!terminal) std::fputs("\n", stdout);
     std::fflush(stdout);
   }
-  return kOk;
+  finish(kOk);
 }

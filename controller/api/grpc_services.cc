@@ -22,6 +22,7 @@
 #include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "meters/invariant.h"
+#include "sign/encodings.h"
 
 namespace jackpot {
 namespace {
@@ -1556,33 +1557,20 @@ class SignStreams : public std::enable_shared_from_this<SignStreams> {
 
   // The state's update for `watch`, encoded once per state and watch.
   std::optional<grpc::ByteBuffer> encoded(const sign::SignState& state, const SignWatch& watch) {
-    const std::string key = watch.key();
-    {
-      std::lock_guard lock(cache_mutex_);
-      const auto found = cache_.find(key);
-      if (found != cache_.end() && found->second.first == state.sequence) {
-        return found->second.second;
-      }
-    }
-    pb::SignUpdate update;
-    fill_sign_snapshot(state, watch, nullptr, *update.mutable_meters());
-    auto bytes = serialized(update);
-    if (!bytes) return std::nullopt;
-    std::lock_guard lock(cache_mutex_);
-    if (cache_.size() >= kMaxCached && cache_.count(key) == 0) cache_.clear();
-    cache_[key] = {state.sequence, *bytes};
-    return bytes;
+    return encodings_.get(watch.key(), state.sequence, [&] {
+      pb::SignUpdate update;
+      fill_sign_snapshot(state, watch, nullptr, *update.mutable_meters());
+      return serialized(update);
+    });
   }
 
   SignFeed& feed() { return feed_; }
 
  private:
-  static constexpr std::size_t kMaxCached = 256;
   SignFeed& feed_;
   std::uint64_t subscription_ = 0;
   WatchSet<SignStream> streams_;
-  std::mutex cache_mutex_;
-  std::map<std::string, std::pair<std::uint64_t, grpc::ByteBuffer>> cache_;
+  sign::LatestEncodings<grpc::ByteBuffer> encodings_;
 };
 
 // One sign's WatchMeters stream: the snapshot with its tables' placards at once, then the latest

@@ -1,6 +1,7 @@
 #include "controller/api/sign_feed.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
@@ -112,6 +113,7 @@ sign::BoardStart board_start(const Engine& engine) {
     }
     start.links.push_back(std::move(now));
   }
+  start.last_payout_id = snapshot.last_payout_id;
   for (const TableSnapshot& table : snapshot.tables) {
     sign::BoardStart::Table now;
     if (table.current) {
@@ -140,9 +142,10 @@ struct SignFeed::Shared {
   std::mutex mutex;
   std::condition_variable changed;
   sign::SignBoard board;
-  bool dirty = true;      // Something may show differently than what was last published.
-  bool notified = false;  // Set with dirty, for the feed thread's wait.
-  bool stopping = false;
+  bool dirty = true;                 // Something may show differently than what was last published.
+  bool notified = false;             // Set with dirty, for the feed thread's wait.
+  bool stopping = false;             // Guarded by mutex, for the feed thread's wait;
+  std::atomic<bool> stopped{false};  // the same, for the streams, without the lock.
 };
 
 SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
@@ -156,12 +159,19 @@ SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
                       options.hit_shown_us));
   const std::weak_ptr<Shared> weak = shared_;
   host_.observe_commits([weak](const std::vector<Records>& batch, double, bool ok) {
-    if (!ok) return;  // Lost or not: the recovery that follows starts the board again.
     const auto shared = weak.lock();
     if (!shared) return;
     {
       const std::lock_guard lock(shared->mutex);
-      for (const Records& records : batch) shared->board.apply(records);
+      for (const Records& records : batch) {
+        // A batch reported failed may have landed: the restart after the rebuild that follows
+        // tells, and shows its hits if it did.
+        if (ok) {
+          shared->board.apply(records);
+        } else {
+          shared->board.failed(records);
+        }
+      }
       shared->dirty = true;
       shared->notified = true;
     }
@@ -208,15 +218,13 @@ void SignFeed::stop() {
     const std::lock_guard lock(shared_->mutex);
     if (shared_->stopping) return;
     shared_->stopping = true;
+    shared_->stopped.store(true);
     shared_->notified = true;
   }
   shared_->changed.notify_one();
 }
 
-bool SignFeed::stopping() const {
-  const std::lock_guard lock(shared_->mutex);
-  return shared_->stopping;
-}
+bool SignFeed::stopping() const { return shared_->stopped.load(); }
 
 // Publishes what changed at most once per min_interval (the first change after a quiet spell at
 // once), and at least once per min_interval builds the state again and wakes every subscriber:
@@ -233,11 +241,11 @@ void SignFeed::run() {
     if (now >= last_tick + interval) shared_->dirty = true;
     if (shared_->dirty && now >= last_published + interval) {
       shared_->dirty = false;
+      // The board copied under the lock, its state built without it: the commit observer (on
+      // the host's responder thread) waits for the copy only.
+      const sign::SignBoard board = shared_->board;
       lock.unlock();
-      const bool available = host_.available();
-      lock.lock();
-      sign::SignState state = shared_->board.state(now_us(), available);
-      lock.unlock();
+      sign::SignState state = board.state(now_us(), host_.available());
       const std::uint64_t before = publisher_.latest()->sequence;
       // A change wakes every subscriber, and the next waits min_interval after it; without one,
       // the tick wakes them, and a change after it may go at once.

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "controller/api/stream_limits.h"
+#include "sign/encodings.h"
 #include "sign/web_files.h"
 #include "sign/web_json.h"
 
@@ -51,7 +53,9 @@ int answer(mg_connection* connection, int status, std::string_view reason,
   head += extra_headers;
   head += "\r\n";
   write_all(connection, head);
-  write_all(connection, body);
+  if (std::string_view(mg_get_request_info(connection)->request_method) != "HEAD") {
+    write_all(connection, body);
+  }
   return status;
 }
 
@@ -83,16 +87,21 @@ std::optional<std::string> query_value(const char* query, const char* name, bool
 }  // namespace
 
 struct WebSign::Impl {
-  Impl(SignFeed& signs, std::size_t max) : feed(signs), clients_max(max) {}
+  Impl(SignFeed& signs, const WebSignOptions& options)
+      : feed(signs),
+        clients_max(options.clients_max),
+        serving(options.serving),
+        slots(StreamLimits{options.clients_max, options.clients_per_peer, "web sign event streams",
+                           "--sign-http-clients"}) {}
   SignFeed& feed;
   const std::size_t clients_max;
+  const std::function<bool()> serving;
   std::atomic<std::size_t> clients{0};
+  std::mutex slots_mutex;
+  StreamSlots slots;  // Per client address and in all.
   mg_context* context = nullptr;
 
-  std::mutex cache_mutex;
-  // The latest encoding of a state per watch (links and tables joined), shared by the pages that
-  // watch the same.
-  std::map<std::string, std::pair<std::uint64_t, std::string>> cache;
+  sign::LatestEncodings<std::string> encodings;  // Per watch (links and tables joined).
 
   int handle(mg_connection* connection);
   int index(mg_connection* connection);
@@ -105,16 +114,10 @@ std::string WebSign::Impl::encoded(const sign::SignState& state, const sign::Web
   for (const std::string& link : watch.links) key.append(link).push_back('\n');
   key.push_back('|');
   for (const std::string& table : watch.tables) key.append(table).push_back('\n');
-  {
-    const std::lock_guard lock(cache_mutex);
-    const auto found = cache.find(key);
-    if (found != cache.end() && found->second.first == state.sequence) return found->second.second;
-  }
-  std::string event = sign::server_sent_event("snapshot", sign::state_json(state, watch));
-  const std::lock_guard lock(cache_mutex);
-  if (cache.size() >= 256 && cache.count(key) == 0) cache.clear();
-  cache[key] = {state.sequence, event};
-  return event;
+  return *encodings.get(key, state.sequence, [&] {
+    return std::optional<std::string>(
+        sign::server_sent_event("snapshot", sign::state_json(state, watch)));
+  });
 }
 
 int WebSign::Impl::handle(mg_connection* connection) {
@@ -123,6 +126,11 @@ int WebSign::Impl::handle(mg_connection* connection) {
   if (method != "GET" && method != "HEAD") {
     return answer(connection, 405, "Method Not Allowed", "text/plain; charset=utf-8",
                   "the sign is read-only: GET only\n", "Allow: GET, HEAD\r\n");
+  }
+  if (serving && !serving()) {
+    return answer(connection, 503, "Service Unavailable", "text/plain; charset=utf-8",
+                  "jackpotd is starting: its start is not on record yet; retry\n",
+                  "Retry-After: 1\r\n");
   }
   const std::string_view path = request->local_uri != nullptr ? request->local_uri : "";
   constexpr std::string_view prefix = "/sign/";
@@ -245,14 +253,22 @@ int WebSign::Impl::events(mg_connection* connection, const char* query) {
     watch.tables.insert(*table);
     for (const sign::TableLinkFacts& played : facts->links) watch.links.insert(played.link);
   }
-  if (clients.fetch_add(1) >= clients_max) {
-    clients.fetch_sub(1);
-    return answer(connection, 503, "Service Unavailable", "text/plain; charset=utf-8",
-                  "the sign server holds its most event streams (--sign-http-clients-max)\n",
-                  "Retry-After: 5\r\n");
+  constexpr std::string_view kStreamHeaders = "X-Accel-Buffering: no\r\n";  // Proxies: pass on.
+  if (std::string_view(mg_get_request_info(connection)->request_method) == "HEAD") {
+    return answer(connection, 200, "OK", "text/event-stream", "", kStreamHeaders);
   }
+  const std::string peer = mg_get_request_info(connection)->remote_addr;
+  {
+    const std::lock_guard lock(slots_mutex);
+    if (auto refused = slots.take(peer)) {
+      return answer(connection, 503, "Service Unavailable", "text/plain; charset=utf-8",
+                    *refused + "\n", "Retry-After: 5\r\n");
+    }
+  }
+  clients.fetch_add(1);
   std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n";
   head += kCommonHeaders;
+  head += kStreamHeaders;
   head += "\r\nretry: 2000\n\n";
   // Woken by each publication (and the feed's tick); the wake-up outlives this call safely.
   struct Waiter {
@@ -302,6 +318,10 @@ int WebSign::Impl::events(mg_connection* connection, const char* query) {
   }
   publisher.unsubscribe(subscription);
   clients.fetch_sub(1);
+  {
+    const std::lock_guard lock(slots_mutex);
+    slots.give_back(peer);
+  }
   return 200;
 }
 
@@ -317,7 +337,7 @@ std::size_t WebSign::clients() const { return impl_->clients.load(); }
 std::unique_ptr<WebSign> WebSign::start(SignFeed& feed, const WebSignOptions& options,
                                         std::string& error) {
   mg_init_library(0);
-  auto impl = std::make_unique<Impl>(feed, options.clients_max);
+  auto impl = std::make_unique<Impl>(feed, options);
   // One thread per event stream, and a few for pages and refusals past the bound.
   const std::string threads = std::to_string(options.clients_max + 8);
   const char* configuration[] = {"listening_ports",

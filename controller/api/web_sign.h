@@ -14,10 +14,13 @@
 //   GET /sign/sign.js, /sign/sign.css   the pages' script and style, shipped in the binary
 //   GET /sign/status           {"event_streams":N,"event_streams_max":M}: pages live now
 //
-// An unknown link or table is 404; a query that names neither (or both) 400; past clients_max
-// open event streams 503 with Retry-After. Each event stream holds one of the server's threads.
+// An unknown link or table is 404; a query that names neither (or both) 400; anything but GET
+// and HEAD 405; before jackpotd's start is on record, and past clients_max open event streams
+// (or clients_per_peer from one address), 503 with Retry-After. Each event stream holds one of
+// the server's threads.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,8 +30,12 @@
 namespace jackpot {
 
 struct WebSignOptions {
-  std::string address;            // HOST:PORT as civetweb takes it; port 0 picks one.
-  std::size_t clients_max = 256;  // Event streams at once.
+  std::string address;                // HOST:PORT as civetweb takes it; port 0 picks one.
+  std::size_t clients_max = 256;      // Event streams at once,
+  std::size_t clients_per_peer = 32;  // and from one client address.
+  // Whether jackpotd serves yet (its start is on record): until then every answer is 503, as
+  // every gRPC call is UNAVAILABLE. Empty: at once.
+  std::function<bool()> serving;
 };
 
 class WebSign {

@@ -491,7 +491,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
 
   std::unique_ptr<EngineHost> host;
   std::unique_ptr<SignFeed> signs;    // Goes before the host (declared after it).
-  std::unique_ptr<WebSign> web_sign;  // Goes before the feed.
+  std::unique_ptr<WebSign> web_sign;  // Goes before the feed (and the start gate, below).
   if (floor) {
     auto engine = durability->open();
     if (!engine) {
@@ -535,11 +535,16 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     }
   }
 
+  StartGate gate;  // Outlives the services and the web sign, which read it.
   std::string signs_url = "off";
   if (signs && options.sign_http_address != "off") {
     std::string error;
-    web_sign = WebSign::start(
-        *signs, WebSignOptions{options.sign_http_address, options.sign_http_clients_max}, error);
+    web_sign =
+        WebSign::start(*signs,
+                       WebSignOptions{options.sign_http_address, options.sign_http_clients_max,
+                                      options.sign_http_clients_per_peer_max,
+                                      [&gate] { return gate.config() != nullptr; }},
+                       error);
     if (!web_sign) {
       log_line("cannot serve the web sign on " + options.sign_http_address + ": " + error +
                "; not starting");
@@ -548,7 +553,6 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     signs_url = "http://" + web_sign->address() + "/sign/";
   }
 
-  StartGate gate;  // Outlives the services that read it.
   GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
                                          host.get(), signs.get(), durability.get(), gate);
   if (serving.server == nullptr || serving.port == 0) {

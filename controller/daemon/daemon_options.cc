@@ -170,6 +170,10 @@ SetResult set_sign_http_clients_max(DaemonOptions& options, const std::string& v
   return set_count(options.sign_http_clients_max, 1, 20'000, value);
 }
 
+SetResult set_sign_http_clients_per_peer_max(DaemonOptions& options, const std::string& value) {
+  return set_count(options.sign_http_clients_per_peer_max, 1, 20'000, value);
+}
+
 SetResult set_grpc_threads_max(DaemonOptions& options, const std::string& value) {
   return set_count(options.grpc_threads_max, 4, 4096, value);
 }
@@ -311,6 +315,9 @@ constexpr Option kOptions[] = {
     {"sign-http-clients-max", "N",
      "web sign pages live at once, each holding one thread; 503 past it\n(1..20000, default 256)",
      set_sign_http_clients_max},
+    {"sign-http-clients-per-peer-max", "N",
+     "web sign pages live at once from one client address; 503 past it\n(1..20000, default 32)",
+     set_sign_http_clients_per_peer_max},
     {"grpc-threads-max", "N",
      "threads for the synchronous RPCs (admin, supervisor, health,\n"
      "reflection); a call with none free is RESOURCE_EXHAUSTED; the round\n"

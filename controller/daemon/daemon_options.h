@@ -48,6 +48,7 @@ struct DaemonOptions {
   // event streams at once (each holds one of its threads).
   std::string sign_http_address = "off";
   std::size_t sign_http_clients_max = 256;
+  std::size_t sign_http_clients_per_peer_max = 32;
   // Threads gRPC may run the synchronous RPCs (AdminService, health, reflection) on; the round
   // commands and the streams use none of their own.
   int grpc_threads_max = 64;
@@ -83,7 +84,7 @@ struct OptionsError {
 // [--query-timeout-ms N] [--probe-interval-ms N] [--commit-late-ms N] [--read-timeout-ms N]
 // [--streams-max N] [--streams-per-peer-max N] [--sign-updates-per-second N]
 // [--sign-hit-seconds N] [--sign-streams-max N] [--sign-streams-per-peer-max N]
-// [--sign-http HOST:PORT|off] [--sign-http-clients-max N]
+// [--sign-http HOST:PORT|off] [--sign-http-clients-max N] [--sign-http-clients-per-peer-max N]
 // [--grpc-threads-max N] [--keepalive-ms N]
 // [--reflection on|off] [--state-file FILE] [--accept-database-batch N] [--tls-cert FILE]
 // [--tls-key FILE] [--tls-client-ca FILE] [--plaintext on|off] [--help] [--version]`.

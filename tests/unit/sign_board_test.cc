@@ -206,7 +206,8 @@ TEST(SignBoard, AnnouncesProgressiveHitsWithTheValueAfterTheReset) {
   board.apply(royal_hit(1, 1'000'000));
   SignState state = board.state(1'000'000, true);
   ASSERT_EQ(state.hits.size(), 1u);
-  EXPECT_EQ(state.hits[0], (HitShown{"L", 1, "T1", 7, 3, "Royal Flush", 50000, 10000, 1'000'000}));
+  EXPECT_EQ(state.hits[0],
+            (HitShown{"L", 1, "T1", 7, 3, "Royal Flush", 50000, 10000, 1'000'000, 1}));
 
   // Not hits: a fixed pay, an Envy pay, and a supervisor's approval of the payout.
   Records fixed;
@@ -236,6 +237,50 @@ TEST(SignBoard, AnnouncesProgressiveHitsWithTheValueAfterTheReset) {
   EXPECT_EQ(board.state(1'000'000 + kShownUs - 1, true).hits.size(), 2u);
   EXPECT_EQ(board.state(1'000'000 + kShownUs, true).hits.size(), 1u);
   EXPECT_EQ(board.state(3'000'000 + kShownUs, true).hits.size(), 0u);
+}
+
+TEST(SignBoard, ARejectedPayoutTakesItsHitOffTheSigns) {
+  SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
+  board.apply(royal_hit(1, 1'000'000));
+  board.apply(royal_hit(2, 1'000'001));
+  Records rejection;
+  Payout rejected = payout(1, AwardKind::percent, 1, "500", 1'000'000);
+  rejected.state = PayoutState::rejected;
+  rejection.payouts.push_back(rejected);
+  rejection.payout_decisions.push_back(
+      {"r1", PayoutId(1), PayoutDecision::reject, "s", "misdeal", rejected});
+  board.apply(rejection);
+  const SignState state = board.state(1'000'001, true);
+  ASSERT_EQ(state.hits.size(), 1u);
+  EXPECT_EQ(state.hits[0].payout, 2u);
+}
+
+// A batch reported failed shows nothing; after the rebuild its hit shows when its payout landed
+// (its id is within the rebuilt engine's), with the level's value as rebuilt.
+TEST(SignBoard, AHitOfABatchReportedFailedShowsOnceItIsKnownToHaveLanded) {
+  struct Case {
+    const char* what;
+    std::uint64_t last_payout_id;
+    std::size_t hits;
+  };
+  const Case cases[] = {{"landed", 7, 1}, {"lost", 6, 0}};
+  for (const Case& c : cases) {
+    SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
+    board.failed(royal_hit(7, 1'000'000));
+    EXPECT_EQ(board.state(1'000'000, true).hits.size(), 0u) << c.what;
+    EXPECT_EQ(meter(board.state(1'000'000, true), 1), 50000) << c.what;
+    BoardStart rebuilt = start_of_one_link();
+    rebuilt.links[0].meters = {usd("100.00"), usd("200")};
+    rebuilt.last_payout_id = c.last_payout_id;
+    board.reset(rebuilt);
+    const SignState state = board.state(1'000'000, true);
+    ASSERT_EQ(state.hits.size(), c.hits) << c.what;
+    if (c.hits == 1) {
+      EXPECT_EQ(state.hits[0].reset_cents, 10000) << c.what;
+    }
+    board.reset(rebuilt);  // Kept aside once only.
+    EXPECT_EQ(board.state(1'000'000, true).hits.size(), c.hits) << c.what;
+  }
 }
 
 TEST(SignBoard, KeepsOnlyTheLatestHits) {

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "sign/encodings.h"
 #include "sign/publisher.h"
 #include "sign/sign_state.h"
 
@@ -157,6 +160,31 @@ TEST(SignPublisher, AFastSignSeesTheLatestAtThePaceAndAStalledOneHoldsNoBacklog)
   std::size_t alive = 0;
   for (const auto& state : published) alive += state.expired() ? 0u : 1u;
   EXPECT_EQ(alive, 1u);
+}
+
+TEST(SignEncodings, EncodeOncePerStateAndWatchAndKeepBoundedWatches) {
+  LatestEncodings<std::string> encodings(2);
+  int encoded = 0;
+  const auto get = [&](const std::string& key, std::uint64_t sequence) {
+    return *encodings.get(key, sequence, [&] {
+      ++encoded;
+      return std::optional<std::string>(key + "@" + std::to_string(sequence));
+    });
+  };
+  EXPECT_EQ(get("lobby", 1), "lobby@1");
+  EXPECT_EQ(get("lobby", 1), "lobby@1");
+  EXPECT_EQ(encoded, 1);
+  EXPECT_EQ(get("lobby", 2), "lobby@2");  // A newer state: encoded again.
+  EXPECT_EQ(get("bar", 2), "bar@2");
+  EXPECT_EQ(encoded, 3);
+  EXPECT_EQ(get("T1", 2), "T1@2");  // Full with the latest state's: made, not kept.
+  EXPECT_EQ(get("T1", 2), "T1@2");
+  EXPECT_EQ(encoded, 5);
+  EXPECT_EQ(get("T1", 3), "T1@3");  // The older state's encodings make room.
+  EXPECT_EQ(get("T1", 3), "T1@3");
+  EXPECT_EQ(encoded, 6);
+  // A failed encoding is not kept.
+  EXPECT_FALSE(encodings.get("x", 3, [] { return std::optional<std::string>(); }));
 }
 
 }  // namespace
