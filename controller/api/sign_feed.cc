@@ -136,29 +136,18 @@ sign::BoardStart board_start(const Engine& engine) {
   return start;
 }
 
-// The board and the feed thread's wake-ups, shared with the host's observers.
-struct SignFeed::Shared {
-  explicit Shared(sign::SignBoard made) : board(std::move(made)) {}
-  std::mutex mutex;
-  std::condition_variable changed;
-  sign::SignBoard board;
-  bool dirty = true;                 // Something may show differently than what was last published.
-  bool notified = false;             // Set with dirty, for the feed thread's wait.
-  bool stopping = false;             // Guarded by mutex, for the feed thread's wait;
-  std::atomic<bool> stopped{false};  // the same, for the streams, without the lock.
-};
-
-SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
-                   SignFeedOptions options)
-    : host_(host),
-      options_(options),
-      floor_(host.read([&](const Engine& engine) { return sign_floor(engine, paytables); })),
-      publisher_(options.first_sequence) {
-  shared_ = std::make_shared<Shared>(
-      sign::SignBoard(floor_, host.read([](const Engine& engine) { return board_start(engine); }),
-                      options.hit_shown_us));
-  const std::weak_ptr<Shared> weak = shared_;
-  host_.observe_commits([weak](const std::vector<Records>& batch, double, bool ok) {
+std::shared_ptr<FollowedBoard> follow_commits(EngineHost& host,
+                                              const std::vector<Paytable>& paytables,
+                                              std::int64_t hit_shown_us) {
+  auto followed = std::make_shared<FollowedBoard>(host.read([&](const Engine& engine) {
+    return sign::SignBoard(sign_floor(engine, paytables), board_start(engine), hit_shown_us);
+  }));
+  const std::weak_ptr<FollowedBoard> weak = followed;
+  const auto changed = [](FollowedBoard& board) {
+    board.dirty = true;
+    board.notified = true;
+  };
+  host.observe_commits([weak, changed](const std::vector<Records>& batch, double, bool ok) {
     const auto shared = weak.lock();
     if (!shared) return;
     {
@@ -172,38 +161,46 @@ SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
           shared->board.failed(records);
         }
       }
-      shared->dirty = true;
-      shared->notified = true;
+      changed(*shared);
     }
-    shared->changed.notify_one();
+    shared->changed.notify_all();
   });
   // In the commit order: a batch committed before the failure but observed after the rebuild
   // would otherwise count its transfers twice.
-  host_.observe_recoveries_in_commit_order([weak](const Engine& rebuilt) -> std::function<void()> {
-    if (weak.expired()) return [] {};
-    auto start = std::make_shared<const sign::BoardStart>(board_start(rebuilt));
-    return [weak, start] {
-      const auto shared = weak.lock();
-      if (!shared) return;
-      {
-        const std::lock_guard lock(shared->mutex);
-        shared->board.reset(*start);
-        shared->dirty = true;
-        shared->notified = true;
-      }
-      shared->changed.notify_one();
-    };
-  });
-  host_.on_status_change([weak] {
+  host.observe_recoveries_in_commit_order(
+      [weak, changed](const Engine& rebuilt) -> std::function<void()> {
+        if (weak.expired()) return [] {};
+        auto start = std::make_shared<const sign::BoardStart>(board_start(rebuilt));
+        return [weak, changed, start] {
+          const auto shared = weak.lock();
+          if (!shared) return;
+          {
+            const std::lock_guard lock(shared->mutex);
+            shared->board.reset(*start);
+            changed(*shared);
+          }
+          shared->changed.notify_all();
+        };
+      });
+  host.on_status_change([weak, changed] {
     const auto shared = weak.lock();
     if (!shared) return;
     {
       const std::lock_guard lock(shared->mutex);
-      shared->dirty = true;
-      shared->notified = true;
+      changed(*shared);
     }
-    shared->changed.notify_one();
+    shared->changed.notify_all();
   });
+  return followed;
+}
+
+SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
+                   SignFeedOptions options)
+    : host_(host),
+      options_(options),
+      shared_(follow_commits(host, paytables, options.hit_shown_us)),
+      floor_(shared_->board.floor()),
+      publisher_(options.first_sequence) {
   publisher_.publish(shared_->board.state(now_us(), host_.available()));
   thread_ = std::thread([this] { run(); });
 }
@@ -216,15 +213,15 @@ SignFeed::~SignFeed() {
 void SignFeed::stop() {
   {
     const std::lock_guard lock(shared_->mutex);
-    if (shared_->stopping) return;
-    shared_->stopping = true;
-    shared_->stopped.store(true);
+    if (stopping_) return;
+    stopping_ = true;
+    stopped_.store(true);
     shared_->notified = true;
   }
-  shared_->changed.notify_one();
+  shared_->changed.notify_all();
 }
 
-bool SignFeed::stopping() const { return shared_->stopped.load(); }
+bool SignFeed::stopping() const { return stopped_.load(); }
 
 // Publishes what changed at most once per min_interval (the first change after a quiet spell at
 // once), and at least once per min_interval builds the state again and wakes every subscriber:
@@ -236,7 +233,7 @@ void SignFeed::run() {
   auto last_published = Steady::now() - interval;
   auto last_tick = last_published;
   std::unique_lock lock(shared_->mutex);
-  while (!shared_->stopping) {
+  while (!stopping_) {
     const auto now = Steady::now();
     if (now >= last_tick + interval) shared_->dirty = true;
     if (shared_->dirty && now >= last_published + interval) {
@@ -261,7 +258,7 @@ void SignFeed::run() {
     auto next = last_tick + interval;
     if (shared_->dirty) next = std::min(next, last_published + interval);
     shared_->notified = false;
-    shared_->changed.wait_until(lock, next, [&] { return shared_->stopping || shared_->notified; });
+    shared_->changed.wait_until(lock, next, [&] { return stopping_ || shared_->notified; });
   }
   lock.unlock();
   publisher_.wake_all();  // The streams see stopping() and finish.

@@ -6,6 +6,7 @@
 // holds it after a recovery; while the host cannot record changes every link shows UNAVAILABLE.
 // The signs' streams (SignService, the web sign) subscribe to publisher().
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,26 @@ struct SignFeedOptions {
 sign::SignFloor sign_floor(const Engine& engine, const std::vector<Paytable>& paytables);
 sign::BoardStart board_start(const Engine& engine);
 
+// The board as the host's commits keep it, shared with the host's observers (which hold it
+// weakly): every committed batch applied in commit order, a batch reported failed kept aside, the
+// rebuilt engine's state at the failure's place in the commit order after a recovery. Each change
+// sets `dirty` and `notified` and notifies `changed`. The sign feed publishes it; the seeded
+// simulation (tests/sim) checks it against the engine after every step.
+struct FollowedBoard {
+  explicit FollowedBoard(sign::SignBoard made) : board(std::move(made)) {}
+  std::mutex mutex;
+  std::condition_variable changed;
+  sign::SignBoard board;  // Guarded by mutex, as the flags are.
+  bool dirty = true;      // Something may show differently than what was last read.
+  bool notified = false;  // For a waiter on `changed`.
+};
+
+// Reads the engine through `host` (nothing may be uncommitted: at the start) and follows its
+// commits, ordered recoveries and status changes from now on.
+std::shared_ptr<FollowedBoard> follow_commits(EngineHost& host,
+                                              const std::vector<Paytable>& paytables,
+                                              std::int64_t hit_shown_us);
+
 class SignFeed {
  public:
   // Reads the engine through `host` (at the start nothing is uncommitted) and observes its
@@ -53,16 +74,17 @@ class SignFeed {
   bool stopping() const;
 
  private:
-  struct Shared;
   void run();
 
   EngineHost& host_;
   const SignFeedOptions options_;
-  const sign::SignFloor floor_;
-  sign::SignPublisher publisher_;
   // What the host's observers and the feed's thread share; the observers hold it weakly, so the
   // feed may go before the host.
-  std::shared_ptr<Shared> shared_;
+  const std::shared_ptr<FollowedBoard> shared_;
+  const sign::SignFloor floor_;
+  sign::SignPublisher publisher_;
+  bool stopping_ = false;             // Guarded by shared_->mutex, for the thread's wait;
+  std::atomic<bool> stopped_{false};  // the same, for the streams, without the lock.
   std::thread thread_;
 };
 

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "controller/api/sign_feed.h"
 #include "controller/engine/engine.h"
 #include "controller/engine/engine_codec.h"
 #include "controller/engine/engine_config.h"
@@ -41,6 +42,7 @@ constexpr const char* kRuleVoid = "void-below-reset";                     // #13
 constexpr const char* kRulePays = "pay-differs-from-paytable";
 constexpr const char* kRuleRefused = "valid-command-refused";
 constexpr const char* kRuleRecovery = "recovery-refused";
+constexpr const char* kRuleSigns = "signs-show-committed-meters";
 
 struct Broken {
   std::string rule;
@@ -642,6 +644,7 @@ class Simulation {
       return false;
     }
     host_ = std::make_unique<EngineHost>(std::move(engine).value(), &journal_);
+    signs_ = follow_commits(*host_, built->paytables, 60'000'000);
     return true;
   }
 
@@ -1439,6 +1442,57 @@ class Simulation {
       reconcile(link.id, link.balances);
     }
     check_acknowledged();
+    check_signs();
+  }
+
+  // The signs (the sign feed's board, kept from the host's commits, failed ones and recoveries)
+  // show every level's committed meter, floored to the cent and capped, and each hidden trigger's
+  // commitment, once the host's responder has delivered what it committed.
+  void check_signs() {
+    struct Shown {
+      std::int64_t cents;
+      std::optional<Sha256Digest> commitment;
+      bool operator==(const Shown&) const = default;
+    };
+    const auto expected = host_->read([](const Engine& e) {
+      std::vector<Shown> levels;
+      for (const LevelMeterView& view : e.meters()) {
+        const auto& trigger = e.link(view.link)->hidden_trigger(view.level);
+        levels.push_back({sign::shown_cents(view.meter, view.ceiling, view.must_hit_by),
+                          trigger ? std::optional(trigger->commitment) : std::nullopt});
+      }
+      return levels;
+    });
+    // The host answers once a batch is durable; its responder tells the observers just after.
+    std::vector<Shown> shown;
+    {
+      std::unique_lock lock(signs_->mutex);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      for (;;) {
+        shown.clear();
+        for (const sign::LinkShown& link : signs_->board.state(0, true).links) {
+          for (const sign::LevelShown& level : link.levels) {
+            shown.push_back({level.amount_cents, level.trigger
+                                                     ? std::optional(level.trigger->commitment)
+                                                     : std::nullopt});
+          }
+        }
+        if (shown == expected) return;
+        if (std::chrono::steady_clock::now() >= until) break;
+        signs_->changed.wait_for(lock, std::chrono::milliseconds(2));
+      }
+    }
+    std::string text;
+    for (std::size_t i = 0; i < expected.size() && i < shown.size(); ++i) {
+      if (!(shown[i] == expected[i])) {
+        text += " level #" + std::to_string(i) + ": shown " + std::to_string(shown[i].cents) +
+                " cents" + (shown[i].commitment ? " (committed)" : "") + ", engine " +
+                std::to_string(expected[i].cents) + " cents" +
+                (expected[i].commitment ? " (committed)" : "") + ";";
+      }
+    }
+    broken(kRuleSigns, "the signs differ from the committed engine:" + text +
+                           (shown.size() != expected.size() ? " different level counts" : ""));
   }
 
   // The auditor's identity per level over the transfers since the last step, between two
@@ -1508,6 +1562,7 @@ class Simulation {
   SplitMix64 engine_random_;
   Journal journal_;
   std::unique_ptr<EngineHost> host_;
+  std::shared_ptr<FollowedBoard> signs_;  // The sign feed's board over host_.
   SimFloor floor_;
   std::map<std::string, TableModel> tables_;
   std::vector<Ack> acks_;
