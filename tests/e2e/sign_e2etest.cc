@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <pqxx/pqxx>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -67,9 +68,10 @@ class SignEndToEnd : public ::testing::Test {
     close(mkstemp(name));
     floor_ = name;
     std::ofstream(floor_) << kFloor;
-    daemon_ = std::make_unique<DaemonProcess>(std::vector<std::string>{
-        "--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics", "off", "--floor", floor_,
-        "--sign-hit-seconds", "30", "--sign-http", "127.0.0.1:0"});
+    daemon_ = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics",
+                                 "off", "--floor", floor_, "--sign-hit-seconds", "30",
+                                 "--sign-http", "127.0.0.1:0", "--sign-streams-per-peer-max", "2"});
     const auto line = daemon_->read_stdout_line(30s);
     ASSERT_TRUE(line) << daemon_->stderr_text();
     address_ = testing::serving_address(*line);
@@ -418,6 +420,14 @@ TEST_F(SignEndToEnd, ASignSeesTheSnapshotThenEachCommittedChangeInOrder) {
   EXPECT_EQ(all.meters().tables_size(), 0);
   EXPECT_EQ(all.meters().paytables_size(), 0);
   EXPECT_EQ(all.meters().hits_size(), 1);
+  // A third watch from this host passes --sign-streams-per-peer-max (2 here).
+  auto third = watch("sign/lobby", "lobby", {}, {});
+  pb::SignUpdate refused;
+  EXPECT_FALSE(third->reader->Read(&refused));
+  const grpc::Status exhausted = third->reader->Finish();
+  EXPECT_EQ(exhausted.error_code(), grpc::RESOURCE_EXHAUSTED);
+  EXPECT_NE(exhausted.error_message().find("--sign-streams-per-peer-max"), std::string::npos)
+      << exhausted.error_message();
   lobby->context.TryCancel();
   bar->context.TryCancel();
 }
@@ -444,6 +454,18 @@ TEST_F(SignEndToEnd, RefusalsNameTheirStatus) {
        {},
        grpc::INVALID_ARGUMENT},
       {"no sign id", "sign/lobby", "", {}, {}, grpc::PERMISSION_DENIED},
+      {"257 link ids",
+       "sign/lobby",
+       "lobby",
+       std::vector<std::string>(257, "sign-link"),
+       {},
+       grpc::INVALID_ARGUMENT},
+      {"257 table ids",
+       "sign/lobby",
+       "lobby",
+       {},
+       std::vector<std::string>(257, "T1"),
+       grpc::INVALID_ARGUMENT},
   };
   for (const Case& c : cases) {
     auto refused = watch(c.principal, c.sign_id, c.links, c.tables);
@@ -503,7 +525,29 @@ TEST_F(SignEndToEnd, TheWebSignAnswersEachPathWithItsStatus) {
   EXPECT_NE(events.find("\"paytables\":[{\"table\":\"T1\""), std::string::npos) << events;
   EXPECT_NE(events.find("\"commitment\":\""), std::string::npos) << events;
   EXPECT_EQ(events.find("reserve"), std::string::npos) << events;
-  EXPECT_EQ(events.find("point"), std::string::npos) << events;
+  // The hidden point, as the database keeps it apart, is nowhere in what a sign gets: neither in
+  // micros nor in cents, nor its salt.
+  auto connection = database_.connect();
+  pqxx::read_transaction tx(*connection);
+  const auto secret = tx.exec1(
+      "SELECT point_micros, encode(salt, 'hex') FROM jackpot_private.trigger_secrets "
+      "ORDER BY draw_id DESC LIMIT 1");
+  const std::int64_t point = secret[0].as<std::int64_t>();
+  for (const std::string& leak :
+       {std::to_string(point), std::to_string(point / 10'000), secret[1].as<std::string>()}) {
+    EXPECT_EQ(events.find(leak), std::string::npos) << leak << "\n" << events;
+  }
+  std::string grpc_text;
+  {
+    auto bar = watch("sign/bar", "bar", {}, {});
+    pb::SignUpdate update;
+    ASSERT_TRUE(bar->reader->Read(&update));
+    grpc_text = update.DebugString();
+    bar->context.TryCancel();
+  }
+  for (const std::string& leak : {std::to_string(point), std::to_string(point / 10'000)}) {
+    EXPECT_EQ(grpc_text.find(leak), std::string::npos) << leak << "\n" << grpc_text;
+  }
 }
 
 // The table's sign in a real browser: the committed meters at once, then, while the page stays
