@@ -432,6 +432,47 @@ TEST_F(SignEndToEnd, ASignSeesTheSnapshotThenEachCommittedChangeInOrder) {
   bar->context.TryCancel();
 }
 
+// A sign that stops reading holds nothing up: while it stalls, a fast sign sees every change as
+// it is published and the last one within a second, and the tables and admins are answered; when
+// the stalled sign reads again it gets what the network buffered, then the latest.
+TEST_F(SignEndToEnd, AStalledSignNeitherSlowsAFastOneNorTheFloor) {
+  auto stalled = watch("sign/lobby", "lobby", {"sign-link"}, {});
+  pb::SignUpdate update;
+  ASSERT_TRUE(stalled->reader->Read(&update));  // Then it reads nothing.
+  std::uint64_t stalled_sequence = update.meters().sequence();
+  auto fast = watch("sign/bar", "bar", {"sign-link"}, {});
+  ASSERT_TRUE(fast->reader->Read(&update));
+  std::uint64_t sequence = update.meters().sequence();
+  auto admin = pb::AdminService::NewStub(channel_as(address_, "admin/e2e"));
+  const int adjustments = 60;
+  for (int i = 1; i <= adjustments; ++i) {
+    pb::AdjustMeterRequest request;
+    request.set_link_id("sign-link");
+    request.set_level(1);
+    request.set_amount_micros(10'000);
+    request.set_reason("stall test");
+    request.set_request_id("stall-" + std::to_string(i));
+    pb::AdjustMeterResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    ASSERT_TRUE(admin->AdjustMeter(&context, request, &response).ok());
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto last_asked = std::chrono::steady_clock::now();
+  const std::int64_t last = 100000 + adjustments;
+  const auto seen =
+      until(*fast, sequence, [&](const pb::MeterSnapshot& s) { return level_cents(s, 1) == last; });
+  ASSERT_TRUE(seen);
+  EXPECT_LT(std::chrono::steady_clock::now() - last_asked, 1s);
+  // The stalled sign, reading again: snapshots in sequence order, ending on the latest.
+  const auto caught_up = until(*stalled, stalled_sequence, [&](const pb::MeterSnapshot& s) {
+    return level_cents(s, 1) == last;
+  });
+  ASSERT_TRUE(caught_up);
+  stalled->context.TryCancel();
+  fast->context.TryCancel();
+}
+
 TEST_F(SignEndToEnd, RefusalsNameTheirStatus) {
   struct Case {
     const char* what;
