@@ -3,7 +3,8 @@
 // The latest encoding of a state per watch, shared by the streams that watch the same links and
 // tables, so that a thousand signs watching the lobby's links cost one encoding per state. Keeps at
 // most `max` watches; past that, encodings of older states go (each stream sends only the latest)
-// and a new watch's encoding is made for each stream rather than kept. Thread-safe.
+// and a new watch's encoding is made for each stream rather than kept. A state older than the
+// newest kept is encoded and not kept. Thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,8 @@ class LatestEncodings {
     auto encoded = encode();  // Outside the lock: other watches go on meanwhile.
     if (!encoded) return encoded;
     const std::lock_guard lock(mutex_);
+    if (sequence < newest_) return encoded;  // A stream behind the latest: kept by nobody.
+    newest_ = sequence;
     if (kept_.size() >= max_ && kept_.count(key) == 0) {
       std::erase_if(kept_, [&](const auto& entry) { return entry.second.first != sequence; });
     }
@@ -42,6 +45,7 @@ class LatestEncodings {
   const std::size_t max_;
   std::mutex mutex_;
   std::map<std::string, std::pair<std::uint64_t, Encoded>> kept_;
+  std::uint64_t newest_ = 0;  // The newest state kept; an older one evicts nothing.
 };
 
 }  // namespace jackpot::sign

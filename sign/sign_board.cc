@@ -19,38 +19,42 @@ std::string_view to_string(RowKind kind) {
 }
 
 SignBoard::SignBoard(SignFloor floor, const BoardStart& start, std::int64_t hit_shown_us)
-    : floor_(std::move(floor)), hit_shown_us_(hit_shown_us) {
-  for (std::size_t i = 0; i < floor_.links.size(); ++i)
-    link_index_.emplace(floor_.links[i].link, i);
-  for (std::size_t i = 0; i < floor_.tables.size(); ++i) {
-    table_index_.emplace(floor_.tables[i].table, i);
+    : hit_shown_us_(hit_shown_us) {
+  auto facts = std::make_shared<Facts>();
+  facts->floor = std::move(floor);
+  for (std::size_t i = 0; i < facts->floor.links.size(); ++i) {
+    facts->link_index.emplace(facts->floor.links[i].link, i);
   }
+  for (std::size_t i = 0; i < facts->floor.tables.size(); ++i) {
+    facts->table_index.emplace(facts->floor.tables[i].table, i);
+  }
+  facts_ = std::move(facts);
   reset(start);
 }
 
 void SignBoard::reset(const BoardStart& start) {
-  links_.assign(floor_.links.size(), LinkNow{});
+  links_.assign(facts_->floor.links.size(), LinkNow{});
   for (std::size_t i = 0; i < links_.size() && i < start.links.size(); ++i) {
     links_[i] = {start.links[i].status, start.links[i].meters, start.links[i].hidden};
   }
   for (std::size_t i = 0; i < links_.size(); ++i) {
-    const std::size_t levels = floor_.links[i].levels.size();
+    const std::size_t levels = facts_->floor.links[i].levels.size();
     links_[i].meters.resize(levels);
     links_[i].hidden.resize(levels);
   }
-  tables_.assign(floor_.tables.size(), BoardStart::Table{});
+  tables_.assign(facts_->floor.tables.size(), BoardStart::Table{});
   for (std::size_t i = 0; i < tables_.size() && i < start.tables.size(); ++i) {
     tables_[i] = start.tables[i];
   }
   for (std::size_t i = 0; i < tables_.size(); ++i) {
-    tables_[i].dynamic.resize(floor_.tables[i].links.size());
+    tables_[i].dynamic.resize(facts_->floor.tables[i].links.size());
   }
   // A batch reported failed may have landed: its hits did when their payouts did.
   for (HitShown& hit : unsure_) {
     if (hit.payout == 0 || hit.payout > start.last_payout_id) continue;
     if (const auto link = link_index(hit.link)) {
       if (hit.level >= 1 && hit.level <= links_[*link].meters.size()) {
-        const LevelFacts& level = floor_.links[*link].levels[hit.level - 1];
+        const LevelFacts& level = facts_->floor.links[*link].levels[hit.level - 1];
         hit.reset_cents =
             shown_cents(links_[*link].meters[hit.level - 1], level.ceiling, level.must_hit_by);
       }
@@ -58,6 +62,11 @@ void SignBoard::reset(const BoardStart& start) {
     hits_.push_back(std::move(hit));
   }
   unsure_.clear();
+  // A rejection that landed (also in a batch reported failed) takes its hit off.
+  std::erase_if(hits_, [&](const HitShown& hit) {
+    return std::binary_search(start.rejected_payouts.begin(), start.rejected_payouts.end(),
+                              hit.payout);
+  });
   std::stable_sort(hits_.begin(), hits_.end(),
                    [](const HitShown& a, const HitShown& b) { return a.hit_us < b.hit_us; });
   keep_latest_hits();
@@ -77,7 +86,7 @@ std::vector<HitShown> SignBoard::hits_of(const Records& records) const {
     if (decided) continue;
     const auto link = link_index(payout.link.value());
     if (!link || payout.level < 1 || payout.level > links_[*link].meters.size()) continue;
-    const LevelFacts& level = floor_.links[*link].levels[payout.level - 1];
+    const LevelFacts& level = facts_->floor.links[*link].levels[payout.level - 1];
     made.push_back(
         {payout.link.value(), payout.level, payout.table.value(), payout.round.value(), payout.seat,
          std::string(payout.hand.view()), payout.amount.cents_floor(),
@@ -102,14 +111,14 @@ void SignBoard::keep_latest_hits() {
 }
 
 std::optional<std::size_t> SignBoard::link_index(std::string_view link) const {
-  const auto found = link_index_.find(link);
-  if (found == link_index_.end()) return std::nullopt;
+  const auto found = facts_->link_index.find(link);
+  if (found == facts_->link_index.end()) return std::nullopt;
   return found->second;
 }
 
 std::optional<std::size_t> SignBoard::table_index(std::string_view table) const {
-  const auto found = table_index_.find(table);
-  if (found == table_index_.end()) return std::nullopt;
+  const auto found = facts_->table_index.find(table);
+  if (found == facts_->table_index.end()) return std::nullopt;
   return found->second;
 }
 
@@ -178,7 +187,7 @@ void SignBoard::apply(const Records& records) {
     if (table == table_of_round.end()) continue;
     BoardStart::Table& now = tables_[table->second];
     if (now.round_key != pay.round_key) continue;
-    const TableFacts& facts = floor_.tables[table->second];
+    const TableFacts& facts = facts_->floor.tables[table->second];
     for (std::size_t i = 0; i < facts.links.size(); ++i) {
       if (facts.links[i].link == pay.link.value()) now.dynamic[i].emplace_back(pay.row, pay.option);
     }
@@ -198,7 +207,7 @@ SignState SignBoard::state(std::int64_t now_us, bool available) const {
   SignState state;
   state.links.reserve(links_.size());
   for (std::size_t i = 0; i < links_.size(); ++i) {
-    const LinkFacts& facts = floor_.links[i];
+    const LinkFacts& facts = facts_->floor.links[i];
     const LinkNow& now = links_[i];
     LinkShown link;
     link.link = facts.link;
@@ -218,7 +227,7 @@ SignState SignBoard::state(std::int64_t now_us, bool available) const {
   }
   state.tables.reserve(tables_.size());
   for (std::size_t i = 0; i < tables_.size(); ++i) {
-    const TableFacts& facts = floor_.tables[i];
+    const TableFacts& facts = facts_->floor.tables[i];
     const BoardStart::Table& now = tables_[i];
     TableShown table;
     table.table = facts.table;

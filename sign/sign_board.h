@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,6 +90,9 @@ struct BoardStart {
   // The engine's last payout id: a hit of a batch reported failed landed when its payout's id is
   // at most this (ids only rise, and every batch after a failed one is abandoned).
   std::uint64_t last_payout_id = 0;
+  // Every payout a supervisor rejected, ascending: their hits leave the signs (also a rejection
+  // in a batch reported failed that landed after all).
+  std::vector<std::uint64_t> rejected_payouts;
 };
 
 class SignBoard {
@@ -116,7 +120,7 @@ class SignBoard {
   // cannot record changes) with the meters as last committed. Sequence 0: the publisher numbers.
   SignState state(std::int64_t now_us, bool available) const;
 
-  const SignFloor& floor() const { return floor_; }
+  const SignFloor& floor() const { return facts_->floor; }
 
  private:
   struct LinkNow {
@@ -127,10 +131,15 @@ class SignBoard {
   std::optional<std::size_t> link_index(std::string_view link) const;
   std::optional<std::size_t> table_index(std::string_view table) const;
 
-  SignFloor floor_;
+  // What does not change, shared by every copy of the board (the feed copies it to build a
+  // state outside its lock).
+  struct Facts {
+    SignFloor floor;
+    std::map<std::string, std::size_t, std::less<>> link_index;
+    std::map<std::string, std::size_t, std::less<>> table_index;
+  };
+  std::shared_ptr<const Facts> facts_;
   std::int64_t hit_shown_us_;
-  std::map<std::string, std::size_t, std::less<>> link_index_;
-  std::map<std::string, std::size_t, std::less<>> table_index_;
   std::vector<LinkNow> links_;
   std::vector<BoardStart::Table> tables_;
   std::deque<HitShown> hits_;     // Oldest first.

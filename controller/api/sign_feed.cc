@@ -114,6 +114,12 @@ sign::BoardStart board_start(const Engine& engine) {
     start.links.push_back(std::move(now));
   }
   start.last_payout_id = snapshot.last_payout_id;
+  for (const PayoutDecisionRecord& decision : snapshot.payout_decisions) {
+    if (decision.decision == PayoutDecision::reject) {
+      start.rejected_payouts.push_back(decision.payout.value());
+    }
+  }
+  std::sort(start.rejected_payouts.begin(), start.rejected_payouts.end());
   for (const TableSnapshot& table : snapshot.tables) {
     sign::BoardStart::Table now;
     if (table.current) {
@@ -199,9 +205,13 @@ SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
     : host_(host),
       options_(options),
       shared_(follow_commits(host, paytables, options.hit_shown_us)),
-      floor_(shared_->board.floor()),
+      floor_(shared_->board.floor()),  // Never changes: no lock needed.
       publisher_(options.first_sequence) {
-  publisher_.publish(shared_->board.state(now_us(), host_.available()));
+  sign::SignBoard board = [&] {
+    const std::lock_guard lock(shared_->mutex);  // The host's observers may run already.
+    return shared_->board;
+  }();
+  publisher_.publish(board.state(now_us(), host_.available()));
   thread_ = std::thread([this] { run(); });
 }
 

@@ -491,7 +491,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
 
   std::unique_ptr<EngineHost> host;
   std::unique_ptr<SignFeed> signs;    // Goes before the host (declared after it).
-  std::unique_ptr<WebSign> web_sign;  // Goes before the feed (and the start gate, below).
+  StartGate gate;                     // Outlives the services and the web sign, which read it.
+  std::unique_ptr<WebSign> web_sign;  // Goes before the feed and the gate.
   if (floor) {
     auto engine = durability->open();
     if (!engine) {
@@ -535,7 +536,6 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     }
   }
 
-  StartGate gate;  // Outlives the services and the web sign, which read it.
   std::string signs_url = "off";
   if (signs && options.sign_http_address != "off") {
     std::string error;

@@ -1446,53 +1446,45 @@ class Simulation {
   }
 
   // The signs (the sign feed's board, kept from the host's commits, failed ones and recoveries)
-  // show every level's committed meter, floored to the cent and capped, and each hidden trigger's
-  // commitment, once the host's responder has delivered what it committed.
+  // show what a board built afresh from the committed engine shows: every level's amount (floored
+  // to the cent and capped) and hidden trigger commitment, every link's status, every table's
+  // round and Dynamic Pays, once the host's responder has delivered what it committed.
   void check_signs() {
-    struct Shown {
-      std::int64_t cents;
-      std::optional<Sha256Digest> commitment;
-      bool operator==(const Shown&) const = default;
-    };
-    const auto expected = host_->read([](const Engine& e) {
-      std::vector<Shown> levels;
-      for (const LevelMeterView& view : e.meters()) {
-        const auto& trigger = e.link(view.link)->hidden_trigger(view.level);
-        levels.push_back({sign::shown_cents(view.meter, view.ceiling, view.must_hit_by),
-                          trigger ? std::optional(trigger->commitment) : std::nullopt});
-      }
-      return levels;
-    });
-    // The host answers once a batch is durable; its responder tells the observers just after.
-    std::vector<Shown> shown;
+    const auto start = host_->read([](const Engine& e) { return board_start(e); });
+    sign::SignState expected;
+    sign::SignState shown;
     {
       std::unique_lock lock(signs_->mutex);
+      expected = sign::SignBoard(signs_->board.floor(), start, 0).state(0, true);
+      // The host answers once a batch is durable; its responder tells the observers just after.
       const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       for (;;) {
-        shown.clear();
-        for (const sign::LinkShown& link : signs_->board.state(0, true).links) {
-          for (const sign::LevelShown& level : link.levels) {
-            shown.push_back({level.amount_cents, level.trigger
-                                                     ? std::optional(level.trigger->commitment)
-                                                     : std::nullopt});
-          }
-        }
-        if (shown == expected) return;
+        shown = signs_->board.state(0, true);
+        if (shown.links == expected.links && shown.tables == expected.tables) return;
         if (std::chrono::steady_clock::now() >= until) break;
         signs_->changed.wait_for(lock, std::chrono::milliseconds(2));
       }
     }
     std::string text;
-    for (std::size_t i = 0; i < expected.size() && i < shown.size(); ++i) {
-      if (!(shown[i] == expected[i])) {
-        text += " level #" + std::to_string(i) + ": shown " + std::to_string(shown[i].cents) +
-                " cents" + (shown[i].commitment ? " (committed)" : "") + ", engine " +
-                std::to_string(expected[i].cents) + " cents" +
-                (expected[i].commitment ? " (committed)" : "") + ";";
+    for (std::size_t l = 0; l < expected.links.size() && l < shown.links.size(); ++l) {
+      const sign::LinkShown& want = expected.links[l];
+      const sign::LinkShown& got = shown.links[l];
+      if (want.status != got.status) text += " " + want.link + " status differs;";
+      for (std::size_t i = 0; i < want.levels.size() && i < got.levels.size(); ++i) {
+        if (want.levels[i] == got.levels[i]) continue;
+        text += " " + want.link + " level " + std::to_string(want.levels[i].level) + ": shown " +
+                std::to_string(got.levels[i].amount_cents) + " cents" +
+                (got.levels[i].trigger ? " (committed)" : "") + ", engine " +
+                std::to_string(want.levels[i].amount_cents) + " cents" +
+                (want.levels[i].trigger ? " (committed)" : "") + ";";
       }
     }
-    broken(kRuleSigns, "the signs differ from the committed engine:" + text +
-                           (shown.size() != expected.size() ? " different level counts" : ""));
+    for (std::size_t t = 0; t < expected.tables.size() && t < shown.tables.size(); ++t) {
+      if (!(expected.tables[t] == shown.tables[t])) {
+        text += " table " + expected.tables[t].table + ": round or Dynamic Pays differ;";
+      }
+    }
+    broken(kRuleSigns, "the signs differ from the committed engine:" + text);
   }
 
   // The auditor's identity per level over the transfers since the last step, between two

@@ -283,6 +283,25 @@ TEST(SignBoard, AHitOfABatchReportedFailedShowsOnceItIsKnownToHaveLanded) {
   }
 }
 
+// A rejection in a batch reported failed that landed after all: the restart takes the hit off.
+TEST(SignBoard, ARejectionThatLandedInAFailedBatchTakesTheHitOffAtTheRestart) {
+  SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
+  board.apply(royal_hit(3, 1'000'000));
+  Records rejection;
+  Payout rejected = payout(3, AwardKind::percent, 1, "500", 1'000'000);
+  rejected.state = PayoutState::rejected;
+  rejection.payouts.push_back(rejected);
+  rejection.payout_decisions.push_back(
+      {"r3", PayoutId(3), PayoutDecision::reject, "s", "misdeal", rejected});
+  board.failed(rejection);
+  EXPECT_EQ(board.state(1'000'000, true).hits.size(), 1u);  // Not known yet.
+  BoardStart rebuilt = start_of_one_link();
+  rebuilt.last_payout_id = 3;
+  rebuilt.rejected_payouts = {3};
+  board.reset(rebuilt);
+  EXPECT_EQ(board.state(1'000'000, true).hits.size(), 0u);
+}
+
 TEST(SignBoard, KeepsOnlyTheLatestHits) {
   SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
   for (std::uint64_t i = 1; i <= SignBoard::kMaxHitsShown + 5; ++i) {
