@@ -194,13 +194,16 @@ void SignBoard::apply(const Records& records) {
   }
   // Hits: the PERCENT and Must-Hit-By payouts this command created, with the level's value
   // after the command; a rejected payout takes its hit off the signs.
-  for (HitShown& hit : hits_of(records)) hits_.push_back(std::move(hit));
+  std::vector<HitShown> made = hits_of(records);
+  for (HitShown& hit : made) hits_.push_back(std::move(hit));
   for (const PayoutDecisionRecord& decision : records.payout_decisions) {
     if (decision.decision != PayoutDecision::reject) continue;
     std::erase_if(hits_,
                   [&](const HitShown& hit) { return hit.payout == decision.payout.value(); });
   }
-  keep_latest_hits();
+  // Only when hits came: a command without one (nearly all) leaves them as they were, and
+  // state() leaves out those whose time has passed.
+  if (!made.empty()) keep_latest_hits();
 }
 
 SignState SignBoard::state(std::int64_t now_us, bool available) const {
