@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,21 @@ struct SignState {
   // The content without the sequence: two states show the same when these are equal.
   bool shows_same_as(const SignState& other) const {
     return links == other.links && tables == other.tables && hits == other.hits;
+  }
+};
+
+// What one sign watches: links (empty: every link) and tables.
+struct Watch {
+  std::set<std::string> links;
+  std::set<std::string> tables;
+  bool shows_link(const std::string& link) const { return links.empty() || links.count(link) > 0; }
+  // The key the encodings of one state are shared by (sign/encodings.h).
+  std::string key() const {
+    std::string joined;
+    for (const std::string& link : links) joined.append(link).push_back('\n');
+    joined.push_back('|');
+    for (const std::string& table : tables) joined.append(table).push_back('\n');
+    return joined;
   }
 };
 

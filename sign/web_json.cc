@@ -59,7 +59,7 @@ std::string json_string(std::string_view value) {
   return out;
 }
 
-std::string state_json(const SignState& state, const WebWatch& watch, const SignFloor* placards) {
+std::string state_json(const SignState& state, const Watch& watch, const SignFloor* placards) {
   std::string out = "{";
   text(out, "sequence", std::to_string(state.sequence));
   out += ",\"links\":[";

@@ -4,7 +4,6 @@
 // a page watches, and the tables' placards for a page's first snapshot. Plain text building, no
 // I/O: the daemon's HTTP adapter sends it as Server-Sent Events.
 
-#include <set>
 #include <string>
 
 #include "sign/sign_board.h"
@@ -12,18 +11,11 @@
 
 namespace jackpot::sign {
 
-// The links (empty: every link) and tables a page shows.
-struct WebWatch {
-  std::set<std::string> links;
-  std::set<std::string> tables;
-  bool shows_link(const std::string& link) const { return links.empty() || links.count(link) > 0; }
-};
-
 // {"sequence":"N","links":[...],"tables":[...],"hits":[...]} and, with `placards`,
 // "paytables":[...] of the watched tables. The sequence is a string (it passes 2^53); amounts are
 // whole cents. Strings are escaped for JSON (control characters, quotes, backslashes, and "<"
 // so that nothing can close a script).
-std::string state_json(const SignState& state, const WebWatch& watch,
+std::string state_json(const SignState& state, const Watch& watch,
                        const SignFloor* placards = nullptr);
 
 // A JSON string literal of `text`, quotes included.

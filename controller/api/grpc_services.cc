@@ -1429,23 +1429,8 @@ std::int64_t unix_now_us() {
       .count();
 }
 
-// What one sign watches: links (empty: every link) and tables.
-struct SignWatch {
-  std::set<std::string> links;
-  std::set<std::string> tables;
-  bool shows_link(const std::string& link) const { return links.empty() || links.count(link) > 0; }
-  // The key the encodings of one state are shared by.
-  std::string key() const {
-    std::string joined;
-    for (const std::string& link : links) joined.append(link).push_back('\n');
-    joined.push_back('|');
-    for (const std::string& table : tables) joined.append(table).push_back('\n');
-    return joined;
-  }
-};
-
 // A state as a sign watching `watch` is sent it; the placards of its tables when `paytables`.
-void fill_sign_snapshot(const sign::SignState& state, const SignWatch& watch,
+void fill_sign_snapshot(const sign::SignState& state, const sign::Watch& watch,
                         const sign::SignFloor* paytables, pb::MeterSnapshot& out) {
   out.set_sequence(state.sequence);
   set_time(unix_now_us(), *out.mutable_published_time());
@@ -1556,7 +1541,7 @@ class SignStreams : public std::enable_shared_from_this<SignStreams> {
   void remove(SignStream* stream, const std::string& peer) { streams_.remove(stream, peer); }
 
   // The state's update for `watch`, encoded once per state and watch.
-  std::optional<grpc::ByteBuffer> encoded(const sign::SignState& state, const SignWatch& watch) {
+  std::optional<grpc::ByteBuffer> encoded(const sign::SignState& state, const sign::Watch& watch) {
     return encodings_.get(watch.key(), state.sequence, [&] {
       pb::SignUpdate update;
       fill_sign_snapshot(state, watch, nullptr, *update.mutable_meters());
@@ -1580,7 +1565,7 @@ class SignStreams : public std::enable_shared_from_this<SignStreams> {
 class SignStream final : public WriteStream {
  public:
   static grpc::ServerWriteReactor<grpc::ByteBuffer>* open(std::shared_ptr<SignStreams> streams,
-                                                          SignWatch watch, std::string peer) {
+                                                          sign::Watch watch, std::string peer) {
     auto* stream = new SignStream(streams, std::move(watch), std::move(peer));
     if (auto refused = streams->add(stream, stream->peer_)) {
       delete stream;
@@ -1591,7 +1576,7 @@ class SignStream final : public WriteStream {
   }
 
  private:
-  SignStream(std::shared_ptr<SignStreams> streams, SignWatch watch, std::string peer)
+  SignStream(std::shared_ptr<SignStreams> streams, sign::Watch watch, std::string peer)
       : streams_(std::move(streams)), watch_(std::move(watch)), peer_(std::move(peer)) {}
   ~SignStream() override = default;
 
@@ -1633,7 +1618,7 @@ class SignStream final : public WriteStream {
   void detach() override { streams_->remove(this, peer_); }
 
   std::shared_ptr<SignStreams> streams_;
-  const SignWatch watch_;
+  const sign::Watch watch_;
   const std::string peer_;
   bool snapshot_sent_ = false;
   std::uint64_t sent_ = 0;  // The sequence of the last state sent.
@@ -1663,7 +1648,7 @@ class SignServiceImpl final : public SignServiceBase {
             refused_acting(*context, "/jackpot.v1.SignService/WatchMeters", request, refused_)) {
       return new RefusedStream(*refusal);
     }
-    SignWatch watch;
+    sign::Watch watch;
     const sign::SignFloor& floor = feed_.floor();
     for (const std::string& link : request.link_ids()) {
       const bool known =

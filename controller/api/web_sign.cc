@@ -106,15 +106,11 @@ struct WebSign::Impl {
   int handle(mg_connection* connection);
   int index(mg_connection* connection);
   int events(mg_connection* connection, const char* query);
-  std::string encoded(const sign::SignState& state, const sign::WebWatch& watch);
+  std::string encoded(const sign::SignState& state, const sign::Watch& watch);
 };
 
-std::string WebSign::Impl::encoded(const sign::SignState& state, const sign::WebWatch& watch) {
-  std::string key;
-  for (const std::string& link : watch.links) key.append(link).push_back('\n');
-  key.push_back('|');
-  for (const std::string& table : watch.tables) key.append(table).push_back('\n');
-  return *encodings.get(key, state.sequence, [&] {
+std::string WebSign::Impl::encoded(const sign::SignState& state, const sign::Watch& watch) {
+  return *encodings.get(watch.key(), state.sequence, [&] {
     return std::optional<std::string>(
         sign::server_sent_event("snapshot", sign::state_json(state, watch)));
   });
@@ -236,7 +232,7 @@ int WebSign::Impl::events(mg_connection* connection, const char* query) {
     return plain_error(connection, 400, "Bad Request", "name one link= or one table=");
   }
   const sign::SignFloor& floor = feed.floor();
-  sign::WebWatch watch;
+  sign::Watch watch;
   if (link) {
     const bool known =
         std::any_of(floor.links.begin(), floor.links.end(),
