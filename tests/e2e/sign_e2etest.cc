@@ -645,9 +645,17 @@ TEST_F(SignEndToEnd, TheTerminalSignPrintsTheFloor) {
   const auto jackpot_sign = [&](const std::string& principal, const std::string& arguments) {
     return testing::run_tool(JACKPOT_SIGN_BINARY, address_, principal, arguments);
   };
+  auto lobby = watch("sign/lobby", "lobby", {}, {});
+  pb::SignUpdate first;
+  ASSERT_TRUE(lobby->reader->Read(&first));
+  std::uint64_t sequence = first.meters().sequence();
   open("T1", 1);
   lock("T1", 1, 1000);
   settle("T1", 1, "Royal Flush");
+  // The feed publishes at most four times a second: --once prints the latest published state,
+  // so wait until a sign has been sent the hit.
+  ASSERT_TRUE(
+      until(*lobby, sequence, [](const pb::MeterSnapshot& s) { return s.hits_size() > 0; }));
   const auto [shown, printed] = jackpot_sign("sign/lobby", "--once --table T1");
   EXPECT_EQ(shown, 0) << printed;
   for (const char* part :
