@@ -3,13 +3,17 @@
 //   jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] [--link LINK[,LINK...]]
 //                    [--seats K] [--table-prefix P] [--first-table K]   (tables P<K> .. P<K+N-1>)
 //                    [--first-round R]   (each table's rounds R, R+1, ...; default 1)
+//                    [--round-ms M]   (each table starts a round every M ms; default 0: at once)
 //                    (--pki DIR | --plaintext on)
 //
 // Each table calls as itself: over mutual TLS with its certificate table-P<K>.pem from the
 // directory ops/pki made, or against a --plaintext daemon naming itself
 // (tools/client_identity.h), on its own connection, as a real table does.
 // Each table runs in its own thread with one request in flight: open, lock (every seat wagers
-// one unit on each link), settle (real shuffled cards). So N tables keep N requests in flight.
+// one unit on each link), settle (real shuffled cards). So N tables keep N requests in flight;
+// with --round-ms, each table starts its rounds on its own clock (the tables' starts spread over
+// the first M ms), at a fixed pace below what the daemon could take, a round late by more than
+// M ms starting at once (never a burst to catch up).
 // Prints requests/s and the p50/p99 latency of each command, and of the lock+settle pair.
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
@@ -42,6 +46,7 @@ struct Options {
   // A later run continues the tables of an earlier one (ops/bench-recovery fills a journal in
   // several runs) from a round id above every round they have played.
   std::uint64_t first_round = 1;
+  int round_ms = 0;  // Each table starts a round at most every round_ms; 0: at once.
 };
 
 struct Latencies {
@@ -77,7 +82,14 @@ void run_table(const Options& options, pb::TableService::Stub& stub, int table,
     if (!status.ok() && out.errors++ == 0) out.first_error = status.error_message();
     return status.ok();
   };
+  const auto period = std::chrono::milliseconds(options.round_ms);
+  auto next_round = Clock::now() + period * table / std::max(options.tables, 1);
   for (std::uint64_t round = options.first_round; Clock::now() < until; ++round) {
+    if (options.round_ms > 0) {
+      std::this_thread::sleep_until(next_round);
+      next_round = std::max(next_round + period, Clock::now());
+      if (Clock::now() >= until) return;
+    }
     pb::OpenRoundRequest open;
     open.set_table_id(table_id);
     open.set_round_id(round);
@@ -156,6 +168,8 @@ bool parse(int argc, char** argv, Options& options) {
       options.first_table = std::stoi(value);
     else if (flag == "--first-round")
       options.first_round = std::stoull(value);
+    else if (flag == "--round-ms" && std::stoi(value) >= 0)
+      options.round_ms = std::stoi(value);
     else
       return false;
   }
@@ -173,7 +187,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: jackpotd-loadgen --target HOST:PORT --tables N [--seconds S] "
                  "[--link LINK[,LINK...]] [--seats K] [--table-prefix P] [--first-table K] "
-                 "[--first-round R] (--pki DIR | --plaintext on)\n");
+                 "[--first-round R] [--round-ms M] (--pki DIR | --plaintext on)\n");
     return 2;
   }
   // Each table on its own connection, with its own certificate.

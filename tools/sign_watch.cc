@@ -6,13 +6,17 @@
 //                      [--sse HOST:PORT --sse-clients N]
 //
 // N streams as sign/bench (each watching every link), on gRPC's callback API: no thread per
-// stream, a few connections. Every --probe-ms an admin (admin/bench) raises level 1 of
-// --probe-link by one cent (AdjustMeter); each stream that then shows the new amount (or more)
-// counts one lag sample from the moment the adjustment was asked for, so the lag includes its
-// commit. With --sse, N more signs read the web sign's event stream of the probe link (one
-// thread, epoll) and count their lag the same way. Prints "watching N of M streams" once the
-// streams have their first snapshot (and the probes begin), then the snapshots received, the lag's
-// p50/p99/max over every stream and probe, and this process's CPU seconds.
+// stream, a few connections. About every --probe-ms (at random, from half to one and a half
+// times it, so that the probes fall at every phase of the feed's publications) an admin
+// (admin/bench) raises level 1 of --probe-link by one cent (AdjustMeter); each stream that then
+// shows the new amount (or more) counts one lag sample from the moment the adjustment was asked
+// for, so the lag includes its commit. With --sse, N more signs read the web sign's event stream of
+// the probe link (one thread, epoll) and count their lag the same way. Prints "watching N of M
+// streams" once the streams have their first snapshot (and the probes begin), then the snapshots
+// received, the lag's p50/p99/max over every stream and probe (lag_ms), the same counted from the
+// adjustment's answer, when its commit is on record (commit_lag_ms), how long each stream's
+// snapshots took from their publication (their published_time) to this process (delivery_ms), and
+// this process's CPU seconds.
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
@@ -29,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,31 +47,68 @@ namespace {
 namespace pb = ::jackpot::v1;
 using Steady = std::chrono::steady_clock;
 
-// When each probe value (the probe level's cents) was asked for; shared by every stream.
+// When each probe value (the probe level's cents) was asked for and when its answer came (the
+// adjustment committed by then); shared by every stream and page.
 class Probes {
  public:
   void asked(std::int64_t cents, Steady::time_point at) {
     std::lock_guard lock(mutex_);
     asked_[cents] = at;
   }
-  // A stream went from showing `from` to `to` cents at `now`: one sample per probe in (from, to].
+  void answered(std::int64_t cents, Steady::time_point at) {
+    std::lock_guard lock(mutex_);
+    answered_[cents] = at;
+  }
+  // A stream went from showing `from` to `to` cents at `now`: one sample per probe in (from, to],
+  // from the asking and from the answer. A sign that shows a probe before its answer arrives
+  // here counts 0 from the answer (it was shown within the answer's flight after the commit).
   void shown(std::int64_t from, std::int64_t to, Steady::time_point now) {
     std::lock_guard lock(mutex_);
     for (auto it = asked_.upper_bound(from); it != asked_.end() && it->first <= to; ++it) {
-      lags_ms_.push_back(
-          std::max(0.0, std::chrono::duration<double, std::milli>(now - it->second).count()));
+      asked_lags_ms_.push_back(milliseconds(now - it->second));
+      const auto answer = answered_.find(it->first);
+      answered_lags_ms_.push_back(answer == answered_.end() ? 0.0
+                                                            : milliseconds(now - answer->second));
     }
   }
-  std::vector<double> lags() {
+  // A snapshot published (encoded) at `published_us` reached a sign at `now_us` (system clock,
+  // both on this machine).
+  void delivered(std::int64_t published_us, std::int64_t now_us) {
     std::lock_guard lock(mutex_);
-    return lags_ms_;
+    delivery_ms_.push_back(std::max<double>(0.0, static_cast<double>(now_us - published_us) / 1e3));
+  }
+  std::vector<double> asked_lags() {
+    std::lock_guard lock(mutex_);
+    return asked_lags_ms_;
+  }
+  std::vector<double> answered_lags() {
+    std::lock_guard lock(mutex_);
+    return answered_lags_ms_;
+  }
+  std::vector<double> deliveries() {
+    std::lock_guard lock(mutex_);
+    return delivery_ms_;
   }
 
  private:
+  static double milliseconds(Steady::duration d) {
+    return std::max(0.0, std::chrono::duration<double, std::milli>(d).count());
+  }
   std::mutex mutex_;
   std::map<std::int64_t, Steady::time_point> asked_;
-  std::vector<double> lags_ms_;
+  std::map<std::int64_t, Steady::time_point> answered_;
+  std::vector<double> asked_lags_ms_;
+  std::vector<double> answered_lags_ms_;
+  std::vector<double> delivery_ms_;
 };
+
+std::int64_t unix_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::atomic<bool> probing{false};  // Deliveries count while the probes run.
 
 std::atomic<std::uint64_t> snapshots{0};
 std::atomic<std::uint64_t> heartbeats{0};
@@ -93,6 +135,10 @@ class Watch final : public grpc::ClientReadReactor<pb::SignUpdate> {
         opened.fetch_add(1);
       }
       snapshots.fetch_add(1);
+      if (probing.load()) {
+        const auto& at = update_.meters().published_time();
+        probes_.delivered(at.seconds() * 1'000'000 + at.nanos() / 1'000, unix_now_us());
+      }
       for (const pb::LevelMeter& level : update_.meters().levels()) {
         if (level.link_id() != probe_link_ || level.level() != 1) continue;
         if (shown_ >= 0 && level.amount_cents() > shown_) {
@@ -315,6 +361,7 @@ int main(int argc, char** argv) {
   std::printf("watching %d of %d streams and %d of %d pages\n", opened.load(), streams,
               pages_watching, sse_clients);
   std::fflush(stdout);
+  probing.store(true);
   const auto started = Steady::now();
   const auto until = started + std::chrono::duration<double>(seconds);
   std::uint64_t probe = 0;
@@ -334,6 +381,8 @@ int main(int argc, char** argv) {
       cents = response.levels(0).meter_micros() / 10'000;
     }
   }
+  std::mt19937 jitter(std::random_device{}());
+  std::uniform_int_distribution<int> gap(probe_ms / 2, probe_ms + probe_ms / 2);
   while (Steady::now() < until && cents >= 0) {
     const auto asked_at = Steady::now();
     probes.asked(cents + 1, asked_at);
@@ -347,16 +396,22 @@ int main(int argc, char** argv) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     if (admin->AdjustMeter(&context, request, &response).ok()) {
+      probes.answered(cents + 1, Steady::now());
       cents = response.balance().meter_micros() / 10'000;
     } else {
       ++refused;
     }
-    std::this_thread::sleep_until(asked_at + std::chrono::milliseconds(probe_ms));
+    // Between half and one and a half --probe-ms apart, at random: a probe at a fixed period
+    // would keep one phase against the feed's publications and measure that phase's lag only.
+    std::this_thread::sleep_until(asked_at + std::chrono::milliseconds(gap(jitter)));
   }
   // The last probe's lag, at most a second more.
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const double elapsed = std::chrono::duration<double>(Steady::now() - started).count();
-  const std::vector<double> lags = probes.lags();
+  probing.store(false);
+  const std::vector<double> lags = probes.asked_lags();
+  const std::vector<double> commit_lags = probes.answered_lags();
+  const std::vector<double> deliveries = probes.deliveries();
   const double cpu = cpu_seconds() - cpu_before;
   for (auto& watch : watches) watch->cancel();
   const auto end_by = Steady::now() + std::chrono::seconds(10);
@@ -374,6 +429,10 @@ int main(int argc, char** argv) {
               percentile(lags, 0.5), percentile(lags, 0.99), percentile(lags, 1.0), lags.size(),
               static_cast<unsigned long long>((probe - refused) *
                                               static_cast<unsigned>(streams + pages_watching)));
+  std::printf("commit_lag_ms p50 %.0f p99 %.0f max %.0f\n", percentile(commit_lags, 0.5),
+              percentile(commit_lags, 0.99), percentile(commit_lags, 1.0));
+  std::printf("delivery_ms p50 %.1f p99 %.1f max %.1f samples %zu\n", percentile(deliveries, 0.5),
+              percentile(deliveries, 0.99), percentile(deliveries, 1.0), deliveries.size());
   std::printf("cpu_seconds %.2f\n", cpu);
   if (!Watch::first_error.empty()) std::printf("first error: %s\n", Watch::first_error.c_str());
   std::fflush(stdout);
