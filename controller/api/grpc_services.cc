@@ -1,15 +1,19 @@
 #include "controller/api/grpc_services.h"
 
 #include <grpcpp/grpcpp.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
+#include <thread>
 
 #include "controller/api/report_period.h"
 #include "controller/api/request_checks.h"
@@ -474,7 +478,7 @@ class WatchSet {
     }
     return held;
   }
-  static void pump_and_release(const std::vector<Stream*>& held) {
+  static void pump_and_release(std::span<Stream* const> held) {
     for (Stream* stream : held) {
       stream->pump();
       stream->release();
@@ -496,6 +500,72 @@ class WatchSet {
   std::mutex mutex_;
   StreamSlots slots_;
   std::set<Stream*> streams_;
+};
+
+// Pumps every stream of a WatchSet when woken, on a thread of its own, in slices with a short
+// pause between them: a thousand signs' writes then take turns with the tables' requests on
+// gRPC's threads instead of all queuing ahead of them at each publication (ops/bench: the tables'
+// lock p99 under 1,000 signs). A wake during a pass asks for one more pass after it; a pass is
+// never cut short, so every stream it holds is released. Thread-safe.
+template <typename Stream>
+class SlicedFanOut {
+ public:
+  static constexpr std::size_t kMinSlice = 64;   // Streams pumped between two pauses, at least.
+  static constexpr std::size_t kMaxSlices = 32;  // A pass has at most this many pauses.
+  static constexpr std::chrono::milliseconds kPause{1};
+
+  // `streams` is kept alive while the fan-out lives (an aliasing pointer into its owner).
+  SlicedFanOut(std::shared_ptr<WatchSet<Stream>> streams, const char* name)
+      : streams_(std::move(streams)) {
+    thread_ = std::thread([this, name] {
+      pthread_setname_np(pthread_self(), name);
+      run();
+    });
+  }
+  ~SlicedFanOut() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    woken_up_.notify_one();
+    thread_.join();
+  }
+  SlicedFanOut(const SlicedFanOut&) = delete;
+  SlicedFanOut& operator=(const SlicedFanOut&) = delete;
+
+  void wake() {
+    {
+      const std::lock_guard lock(mutex_);
+      woken_ = true;
+    }
+    woken_up_.notify_one();
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      woken_up_.wait(lock, [&] { return stopping_ || woken_; });
+      if (!woken_) return;  // Stopping, with nothing asked for.
+      woken_ = false;
+      lock.unlock();
+      const std::vector<Stream*> held = streams_->hold_all([](Stream*) {});
+      const std::size_t slice = std::max(kMinSlice, held.size() / kMaxSlices + 1);
+      for (std::size_t first = 0; first < held.size(); first += slice) {
+        if (first > 0) std::this_thread::sleep_for(kPause);
+        WatchSet<Stream>::pump_and_release(
+            std::span(held).subspan(first, std::min(slice, held.size() - first)));
+      }
+      lock.lock();
+    }
+  }
+
+  const std::shared_ptr<WatchSet<Stream>> streams_;
+  std::mutex mutex_;
+  std::condition_variable woken_up_;
+  bool woken_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 class StatusStream;
@@ -1526,15 +1596,8 @@ std::optional<grpc::ByteBuffer> serialized(const Message& message) {
 class SignStreams : public std::enable_shared_from_this<SignStreams> {
  public:
   SignStreams(SignFeed& feed, StreamLimits limits) : feed_(feed), streams_(limits) {}
-  ~SignStreams() {
-    if (subscription_ != 0) feed_.publisher().unsubscribe(subscription_);
-  }
-  void subscribe() {
-    subscription_ = feed_.publisher().subscribe([weak = weak_from_this()] {
-      if (const auto streams = weak.lock()) streams->streams_.pump_all();
-    });
-  }
 
+  WatchSet<SignStream>& set() { return streams_; }
   std::optional<std::string> add(SignStream* stream, const std::string& peer) {
     return streams_.add(stream, peer);
   }
@@ -1553,7 +1616,6 @@ class SignStreams : public std::enable_shared_from_this<SignStreams> {
 
  private:
   SignFeed& feed_;
-  std::uint64_t subscription_ = 0;
   WatchSet<SignStream> streams_;
   sign::LatestEncodings<grpc::ByteBuffer> encodings_;
 };
@@ -1635,9 +1697,14 @@ class SignServiceImpl final : public SignServiceBase {
       : feed_(feed),
         gate_(gate),
         refused_(std::move(refused)),
-        streams_(std::make_shared<SignStreams>(feed, limits)) {
-    streams_->subscribe();
+        streams_(std::make_shared<SignStreams>(feed, limits)),
+        fan_out_(std::make_shared<SlicedFanOut<SignStream>>(
+            std::shared_ptr<WatchSet<SignStream>>(streams_, &streams_->set()), "sign-fan-out")) {
+    subscription_ = feed.publisher().subscribe([weak = std::weak_ptr(fan_out_)] {
+      if (const auto fan_out = weak.lock()) fan_out->wake();
+    });
   }
+  ~SignServiceImpl() override { feed_.publisher().unsubscribe(subscription_); }
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchMeters(grpc::CallbackServerContext* context,
                                                           const grpc::ByteBuffer* bytes) override {
@@ -1678,6 +1745,8 @@ class SignServiceImpl final : public SignServiceBase {
   const StartGate& gate_;
   RefusalObserver refused_;
   std::shared_ptr<SignStreams> streams_;
+  std::shared_ptr<SlicedFanOut<SignStream>> fan_out_;  // After streams_: it goes first.
+  std::uint64_t subscription_ = 0;
 };
 }  // namespace
 

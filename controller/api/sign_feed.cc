@@ -1,5 +1,7 @@
 #include "controller/api/sign_feed.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -212,7 +214,10 @@ SignFeed::SignFeed(EngineHost& host, const std::vector<Paytable>& paytables,
     return shared_->board;
   }();
   publisher_.publish(board.state(now_us(), host_.available()));
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "sign-feed");
+    run();
+  });
 }
 
 SignFeed::~SignFeed() {
