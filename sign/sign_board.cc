@@ -208,6 +208,7 @@ void SignBoard::apply(const Records& records) {
 
 SignState SignBoard::state(std::int64_t now_us, bool available) const {
   SignState state;
+  state.built_us = now_us;
   state.links.reserve(links_.size());
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const LinkFacts& facts = facts_->floor.links[i];

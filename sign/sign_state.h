@@ -84,7 +84,8 @@ struct SignState {
   std::vector<LinkShown> links;
   std::vector<TableShown> tables;
   std::vector<HitShown> hits;  // Oldest first; each shown until hit_us + the configured time.
-  // The content without the sequence: two states show the same when these are equal.
+  std::int64_t built_us = 0;   // When the feed built it (Unix µs): what a sign is told.
+  // The content without the sequence and the time: two states show the same when these are equal.
   bool shows_same_as(const SignState& other) const {
     return links == other.links && tables == other.tables && hits == other.hits;
   }

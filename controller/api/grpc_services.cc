@@ -1,7 +1,6 @@
 #include "controller/api/grpc_services.h"
 
 #include <grpcpp/grpcpp.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +19,7 @@
 #include "controller/api/sign_feed.h"
 #include "controller/api/stream_limits.h"
 #include "controller/api/transport_security.h"
+#include "controller/api/watch_set.h"
 #include "controller/limits/request_limits.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/sign.grpc.pb.h"
@@ -440,132 +440,6 @@ class WriteStream : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool writing_ = false;
   bool cancelled_ = false;
   bool finished_ = false;
-};
-
-// The open streams of one kind: the bounds on how many (per server and per peer host), and the
-// fan-out of a change to every one of them, without a thread per stream. Thread-safe.
-template <typename Stream>
-class WatchSet {
- public:
-  explicit WatchSet(StreamLimits limits) : slots_(limits) {}
-
-  // Counts and keeps `stream`, and runs `first(stream)` under the set's lock (what the stream must
-  // hold before any change reaches it); the refusal's message when a bound is reached.
-  template <typename First>
-  std::optional<std::string> add(Stream* stream, const std::string& peer, First first) {
-    std::lock_guard lock(mutex_);
-    if (auto refused = slots_.take(peer)) return refused;
-    first(stream);
-    streams_.insert(stream);
-    return std::nullopt;
-  }
-  std::optional<std::string> add(Stream* stream, const std::string& peer) {
-    return add(stream, peer, [](Stream*) {});
-  }
-  void remove(Stream* stream, const std::string& peer) {
-    std::lock_guard lock(mutex_);
-    if (streams_.erase(stream) > 0) slots_.give_back(peer);
-  }
-  // Runs `tell(stream)` for every stream under the set's lock and holds each (hold()): the
-  // caller pumps them outside every lock (pump_and_release).
-  template <typename Tell>
-  std::vector<Stream*> hold_all(Tell tell) {
-    std::lock_guard lock(mutex_);
-    std::vector<Stream*> held(streams_.begin(), streams_.end());
-    for (Stream* stream : held) {
-      tell(stream);
-      stream->hold();
-    }
-    return held;
-  }
-  static void pump_and_release(std::span<Stream* const> held) {
-    for (Stream* stream : held) {
-      stream->pump();
-      stream->release();
-    }
-  }
-  // Something may have changed (or the daemon is stopping): every stream looks, kept alive while
-  // it does. Called without the host's lock.
-  void pump_all() {
-    pump_and_release(hold_all([](Stream*) {}));
-  }
-  // Runs `visit(stream)` for every stream under the set's lock only (no stream's lock).
-  template <typename Visit>
-  void for_each(Visit visit) {
-    std::lock_guard lock(mutex_);
-    for (Stream* stream : streams_) visit(stream);
-  }
-
- private:
-  std::mutex mutex_;
-  StreamSlots slots_;
-  std::set<Stream*> streams_;
-};
-
-// Pumps every stream of a WatchSet when woken, on a thread of its own, in slices with a short
-// pause between them: a thousand signs' writes then take turns with the tables' requests on
-// gRPC's threads instead of all queuing ahead of them at each publication (ops/bench: the tables'
-// lock p99 under 1,000 signs). A wake during a pass asks for one more pass after it; a pass is
-// never cut short, so every stream it holds is released. Thread-safe.
-template <typename Stream>
-class SlicedFanOut {
- public:
-  static constexpr std::size_t kMinSlice = 64;   // Streams pumped between two pauses, at least.
-  static constexpr std::size_t kMaxSlices = 32;  // A pass has at most this many pauses.
-  static constexpr std::chrono::milliseconds kPause{1};
-
-  // `streams` is kept alive while the fan-out lives (an aliasing pointer into its owner).
-  SlicedFanOut(std::shared_ptr<WatchSet<Stream>> streams, const char* name)
-      : streams_(std::move(streams)) {
-    thread_ = std::thread([this, name] {
-      pthread_setname_np(pthread_self(), name);
-      run();
-    });
-  }
-  ~SlicedFanOut() {
-    {
-      const std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    woken_up_.notify_one();
-    thread_.join();
-  }
-  SlicedFanOut(const SlicedFanOut&) = delete;
-  SlicedFanOut& operator=(const SlicedFanOut&) = delete;
-
-  void wake() {
-    {
-      const std::lock_guard lock(mutex_);
-      woken_ = true;
-    }
-    woken_up_.notify_one();
-  }
-
- private:
-  void run() {
-    std::unique_lock lock(mutex_);
-    while (true) {
-      woken_up_.wait(lock, [&] { return stopping_ || woken_; });
-      if (!woken_) return;  // Stopping, with nothing asked for.
-      woken_ = false;
-      lock.unlock();
-      const std::vector<Stream*> held = streams_->hold_all([](Stream*) {});
-      const std::size_t slice = std::max(kMinSlice, held.size() / kMaxSlices + 1);
-      for (std::size_t first = 0; first < held.size(); first += slice) {
-        if (first > 0) std::this_thread::sleep_for(kPause);
-        WatchSet<Stream>::pump_and_release(
-            std::span(held).subspan(first, std::min(slice, held.size() - first)));
-      }
-      lock.lock();
-    }
-  }
-
-  const std::shared_ptr<WatchSet<Stream>> streams_;
-  std::mutex mutex_;
-  std::condition_variable woken_up_;
-  bool woken_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 class StatusStream;
@@ -1503,7 +1377,7 @@ std::int64_t unix_now_us() {
 void fill_sign_snapshot(const sign::SignState& state, const sign::Watch& watch,
                         const sign::SignFloor* paytables, pb::MeterSnapshot& out) {
   out.set_sequence(state.sequence);
-  set_time(unix_now_us(), *out.mutable_published_time());
+  set_time(state.built_us, *out.mutable_published_time());
   for (const sign::LinkShown& link : state.links) {
     if (!watch.shows_link(link.link)) continue;
     pb::SignLinkStatus& status = *out.add_links();
@@ -1590,10 +1464,10 @@ std::optional<grpc::ByteBuffer> serialized(const Message& message) {
   return bytes;
 }
 
-// Every open WatchMeters stream: the bounds on how many, the fan-out of each publication (one
-// subscription to the feed's publisher for all of them), and the latest encoding of a state per
-// watch, so that a thousand signs watching the same links share one encoding.
-class SignStreams : public std::enable_shared_from_this<SignStreams> {
+// Every open WatchMeters stream: the bounds on how many, and the latest encoding of a state per
+// watch, so that a thousand signs watching the same links share one encoding. The service's
+// SlicedFanOut pumps them at each publication.
+class SignStreams {
  public:
   SignStreams(SignFeed& feed, StreamLimits limits) : feed_(feed), streams_(limits) {}
 
@@ -1704,6 +1578,8 @@ class SignServiceImpl final : public SignServiceBase {
       if (const auto fan_out = weak.lock()) fan_out->wake();
     });
   }
+  // A wakeup already under way on the feed's thread may hold the fan-out a moment longer: it is
+  // then destroyed there (after the feed stopped, at the daemon's end), running any pass owed.
   ~SignServiceImpl() override { feed_.publisher().unsubscribe(subscription_); }
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchMeters(grpc::CallbackServerContext* context,

@@ -71,8 +71,9 @@ std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const S
 
 // SignService.WatchMeters over `feed` (UNAVAILABLE until `gate` opens): a sign's stream shows
 // the links and tables it asks for. Streams beyond `limits` are refused RESOURCE_EXHAUSTED; a sign
-// acting for another sign_id is refused PERMISSION_DENIED and counted through `refused`. `feed`
-// must outlive the service and the server.
+// acting for another sign_id is refused PERMISSION_DENIED and counted through `refused`. The
+// service owns a thread (sign-fan-out) that hands each publication to the streams in slices.
+// `feed` must outlive the service and the server.
 std::unique_ptr<grpc::Service> make_sign_service(SignFeed& feed, const StartGate& gate,
                                                  StreamLimits limits, RefusalObserver refused = {});
 

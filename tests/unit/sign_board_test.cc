@@ -151,6 +151,7 @@ TEST(SignBoard, MetersFollowTheTransfersOnMeterAccountsOnly) {
     SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
     for (const Records& records : c.records) board.apply(records);
     const SignState state = board.state(10, true);
+    EXPECT_EQ(state.built_us, 10);  // What a sign is told as the snapshot's time.
     EXPECT_EQ(meter(state, 1), c.level1_cents) << c.what;
     EXPECT_EQ(meter(state, 2), c.level2_cents) << c.what;
   }

@@ -104,7 +104,11 @@ TEST(SignPublisher, NumbersFromTheFirstSequenceAndWakesAllOnATick) {
   publisher.subscribe([&] { ++woken; });
   // The first state is published even when it shows nothing (a floor without links).
   EXPECT_EQ(publisher.publish(SignState{}), 1'700'000'000'000'001u);
-  EXPECT_EQ(publisher.publish(SignState{}), 1'700'000'000'000'001u);
+  // A state built later but showing the same is no change: its time is not what it shows.
+  SignState later;
+  later.built_us = 1'800'000'000'000'000;
+  EXPECT_EQ(publisher.publish(later), 1'700'000'000'000'001u);
+  EXPECT_EQ(publisher.latest()->built_us, 0);
   EXPECT_EQ(woken, 1);
   publisher.wake_all();
   EXPECT_EQ(woken, 2);
