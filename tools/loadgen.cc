@@ -87,8 +87,11 @@ void run_table(const Options& options, pb::TableService::Stub& stub, int table,
   for (std::uint64_t round = options.first_round; Clock::now() < until; ++round) {
     if (options.round_ms > 0) {
       std::this_thread::sleep_until(next_round);
-      next_round = std::max(next_round + period, Clock::now());
       if (Clock::now() >= until) return;
+      // The next one period after this one was due, or after now when this one was late by a
+      // period or more: one round then, never several at once to catch up.
+      next_round += period;
+      if (next_round <= Clock::now()) next_round = Clock::now() + period;
     }
     pb::OpenRoundRequest open;
     open.set_table_id(table_id);
@@ -227,8 +230,9 @@ int main(int argc, char** argv) {
     if (all.first_error.empty()) all.first_error = result.first_error;
   }
   const std::size_t requests = all.open_us.size() + all.lock_us.size() + all.settle_us.size();
-  std::printf("tables=%d in_flight=%d seconds=%.1f requests=%zu errors=%llu\n", options.tables,
-              options.tables, elapsed, requests, static_cast<unsigned long long>(all.errors));
+  std::printf("tables=%d in_flight=%s seconds=%.1f requests=%zu errors=%llu\n", options.tables,
+              options.round_ms > 0 ? "paced" : std::to_string(options.tables).c_str(), elapsed,
+              requests, static_cast<unsigned long long>(all.errors));
   std::printf("requests/s %.0f   lock+settle pairs/s %.0f\n",
               static_cast<double>(requests) / elapsed,
               static_cast<double>(all.pair_us.size()) / elapsed);

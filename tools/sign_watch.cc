@@ -2,8 +2,8 @@
 // ops/bench: how late each sign sees a committed change, and what the streams cost.
 //
 //   jackpotd-signwatch --target HOST:PORT --streams N --seconds S --probe-link LINK
-//                      (--pki DIR | --plaintext on) [--probe-ms 500] [--streams-per-channel 100]
-//                      [--sse HOST:PORT --sse-clients N]
+//                      (--pki DIR | --plaintext on) [--probe-ms 500] [--probe-after-ms 0]
+//                      [--streams-per-channel 100] [--sse HOST:PORT --sse-clients N]
 //
 // N streams as sign/bench (each watching every link), on gRPC's callback API: no thread per
 // stream, a few connections. About every --probe-ms (at random, from half to one and a half
@@ -12,11 +12,13 @@
 // shows the new amount (or more) counts one lag sample from the moment the adjustment was asked
 // for, so the lag includes its commit. With --sse, N more signs read the web sign's event stream of
 // the probe link (one thread, epoll) and count their lag the same way. Prints "watching N of M
-// streams" once the streams have their first snapshot (and the probes begin), then the snapshots
-// received, the lag's p50/p99/max over every stream and probe (lag_ms), the same counted from the
-// adjustment's answer, when its commit is on record (commit_lag_ms), how long each stream's
-// snapshots took from their publication (their published_time) to this process (delivery_ms), and
-// this process's CPU seconds.
+// streams" once the streams have their first snapshot; the probes begin --probe-after-ms later
+// (ops/bench starts the tables in between) and run for --seconds. Then it prints the snapshots
+// received, the lag's p50/p99/max over every stream and probe (lag_ms), the same counted from
+// each answered adjustment's answer, when its commit is on record (answer_lag_ms, with how many
+// signs showed it before the answer came), how long each stream's snapshots took from their
+// publication (their published_time) to this process while the probes ran (delivery_ms), and
+// this process's CPU seconds. Exits 1 unless every stream and page watched and no probe failed.
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
@@ -60,15 +62,12 @@ class Probes {
     answered_[cents] = at;
   }
   // A stream went from showing `from` to `to` cents at `now`: one sample per probe in (from, to],
-  // from the asking and from the answer. A sign that shows a probe before its answer arrives
-  // here counts 0 from the answer (it was shown within the answer's flight after the commit).
+  // from the asking now, from the answer once every answer is in (answered_lags()).
   void shown(std::int64_t from, std::int64_t to, Steady::time_point now) {
     std::lock_guard lock(mutex_);
     for (auto it = asked_.upper_bound(from); it != asked_.end() && it->first <= to; ++it) {
       asked_lags_ms_.push_back(milliseconds(now - it->second));
-      const auto answer = answered_.find(it->first);
-      answered_lags_ms_.push_back(answer == answered_.end() ? 0.0
-                                                            : milliseconds(now - answer->second));
+      shown_.emplace_back(it->first, now);
     }
   }
   // A snapshot published (encoded) at `published_us` reached a sign at `now_us` (system clock,
@@ -81,9 +80,20 @@ class Probes {
     std::lock_guard lock(mutex_);
     return asked_lags_ms_;
   }
-  std::vector<double> answered_lags() {
+  // From each answered probe's answer until each sign showed it; a sign that showed it before
+  // the answer arrived here counts 0 (and in `before_answer`). Probes without an answer (a
+  // refusal, a deadline) count in neither.
+  std::vector<double> answered_lags(std::size_t& before_answer) {
     std::lock_guard lock(mutex_);
-    return answered_lags_ms_;
+    std::vector<double> lags;
+    before_answer = 0;
+    for (const auto& [cents, at] : shown_) {
+      const auto answer = answered_.find(cents);
+      if (answer == answered_.end()) continue;
+      if (at < answer->second) ++before_answer;
+      lags.push_back(milliseconds(at - answer->second));
+    }
+    return lags;
   }
   std::vector<double> deliveries() {
     std::lock_guard lock(mutex_);
@@ -98,7 +108,7 @@ class Probes {
   std::map<std::int64_t, Steady::time_point> asked_;
   std::map<std::int64_t, Steady::time_point> answered_;
   std::vector<double> asked_lags_ms_;
-  std::vector<double> answered_lags_ms_;
+  std::vector<std::pair<std::int64_t, Steady::time_point>> shown_;  // Probe cents, when shown.
   std::vector<double> delivery_ms_;
 };
 
@@ -286,6 +296,7 @@ int main(int argc, char** argv) {
   int per_channel = 100;
   double seconds = 5;
   int probe_ms = 500;
+  int probe_after_ms = 0;
   std::string probe_link;
   std::string sse_address;
   int sse_clients = 0;
@@ -306,6 +317,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(value.c_str());
     } else if (flag == "--probe-ms") {
       probe_ms = std::max(10, std::atoi(value.c_str()));
+    } else if (flag == "--probe-after-ms") {
+      probe_after_ms = std::max(0, std::atoi(value.c_str()));
     } else if (flag == "--probe-link") {
       probe_link = value;
     } else if (flag == "--sse") {
@@ -361,6 +374,7 @@ int main(int argc, char** argv) {
   std::printf("watching %d of %d streams and %d of %d pages\n", opened.load(), streams,
               pages_watching, sse_clients);
   std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::milliseconds(probe_after_ms));
   probing.store(true);
   const auto started = Steady::now();
   const auto until = started + std::chrono::duration<double>(seconds);
@@ -405,12 +419,13 @@ int main(int argc, char** argv) {
     // would keep one phase against the feed's publications and measure that phase's lag only.
     std::this_thread::sleep_until(asked_at + std::chrono::milliseconds(gap(jitter)));
   }
+  probing.store(false);
   // The last probe's lag, at most a second more.
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const double elapsed = std::chrono::duration<double>(Steady::now() - started).count();
-  probing.store(false);
   const std::vector<double> lags = probes.asked_lags();
-  const std::vector<double> commit_lags = probes.answered_lags();
+  std::size_t before_answer = 0;
+  const std::vector<double> commit_lags = probes.answered_lags(before_answer);
   const std::vector<double> deliveries = probes.deliveries();
   const double cpu = cpu_seconds() - cpu_before;
   for (auto& watch : watches) watch->cancel();
@@ -429,13 +444,14 @@ int main(int argc, char** argv) {
               percentile(lags, 0.5), percentile(lags, 0.99), percentile(lags, 1.0), lags.size(),
               static_cast<unsigned long long>((probe - refused) *
                                               static_cast<unsigned>(streams + pages_watching)));
-  std::printf("commit_lag_ms p50 %.0f p99 %.0f max %.0f\n", percentile(commit_lags, 0.5),
-              percentile(commit_lags, 0.99), percentile(commit_lags, 1.0));
+  std::printf("answer_lag_ms p50 %.0f p99 %.0f max %.0f samples %zu before_answer %zu\n",
+              percentile(commit_lags, 0.5), percentile(commit_lags, 0.99),
+              percentile(commit_lags, 1.0), commit_lags.size(), before_answer);
   std::printf("delivery_ms p50 %.1f p99 %.1f max %.1f samples %zu\n", percentile(deliveries, 0.5),
               percentile(deliveries, 0.99), percentile(deliveries, 1.0), deliveries.size());
   std::printf("cpu_seconds %.2f\n", cpu);
   if (!Watch::first_error.empty()) std::printf("first error: %s\n", Watch::first_error.c_str());
   std::fflush(stdout);
   // Streams still open at this point end with the process.
-  std::_Exit(opened.load() == streams && pages_watching == sse_clients ? 0 : 1);
+  std::_Exit(opened.load() == streams && pages_watching == sse_clients && refused == 0 ? 0 : 1);
 }
