@@ -70,8 +70,8 @@ class Probes {
       shown_.emplace_back(it->first, now);
     }
   }
-  // A snapshot published (encoded) at `published_us` reached a sign at `now_us` (system clock,
-  // both on this machine).
+  // A snapshot whose state the feed built at `published_us` reached a sign at `now_us` (system
+  // clock, both on this machine).
   void delivered(std::int64_t published_us, std::int64_t now_us) {
     std::lock_guard lock(mutex_);
     delivery_ms_.push_back(std::max<double>(0.0, static_cast<double>(now_us - published_us) / 1e3));
@@ -281,6 +281,17 @@ double percentile(std::vector<double> values, double p) {
   return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
 }
 
+// "NAME p50 X p99 Y max Z samples N REST", the figures "-" when there is no sample (ops/bench
+// then shows "-", never a 0 that was not measured).
+void print_figures(const char* name, const std::vector<double>& values, const std::string& rest) {
+  if (values.empty()) {
+    std::printf("%s p50 - p99 - max - samples 0 %s\n", name, rest.c_str());
+    return;
+  }
+  std::printf("%s p50 %.1f p99 %.1f max %.1f samples %zu %s\n", name, percentile(values, 0.5),
+              percentile(values, 0.99), percentile(values, 1.0), values.size(), rest.c_str());
+}
+
 double cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -397,6 +408,7 @@ int main(int argc, char** argv) {
   }
   std::mt19937 jitter(std::random_device{}());
   std::uniform_int_distribution<int> gap(probe_ms / 2, probe_ms + probe_ms / 2);
+  if (cents < 0) std::printf("first error: ListMeters of the probe link failed\n");
   while (Steady::now() < until && cents >= 0) {
     const auto asked_at = Steady::now();
     probes.asked(cents + 1, asked_at);
@@ -440,18 +452,18 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(heartbeats.load()), static_cast<unsigned long long>(probe),
       static_cast<unsigned long long>(refused));
   std::printf("pages=%d watching=%d\n", sse_clients, pages_watching);
-  std::printf("lag_ms p50 %.0f p99 %.0f max %.0f samples %zu (expected %llu)\n",
-              percentile(lags, 0.5), percentile(lags, 0.99), percentile(lags, 1.0), lags.size(),
-              static_cast<unsigned long long>((probe - refused) *
-                                              static_cast<unsigned>(streams + pages_watching)));
-  std::printf("answer_lag_ms p50 %.0f p99 %.0f max %.0f samples %zu before_answer %zu\n",
-              percentile(commit_lags, 0.5), percentile(commit_lags, 0.99),
-              percentile(commit_lags, 1.0), commit_lags.size(), before_answer);
-  std::printf("delivery_ms p50 %.1f p99 %.1f max %.1f samples %zu\n", percentile(deliveries, 0.5),
-              percentile(deliveries, 0.99), percentile(deliveries, 1.0), deliveries.size());
+  print_figures(
+      "lag_ms", lags,
+      "(expected " +
+          std::to_string((probe - refused) * static_cast<unsigned>(streams + pages_watching)) +
+          ")");
+  print_figures("answer_lag_ms", commit_lags, "before_answer " + std::to_string(before_answer));
+  print_figures("delivery_ms", deliveries, "");
   std::printf("cpu_seconds %.2f\n", cpu);
   if (!Watch::first_error.empty()) std::printf("first error: %s\n", Watch::first_error.c_str());
   std::fflush(stdout);
   // Streams still open at this point end with the process.
-  std::_Exit(opened.load() == streams && pages_watching == sse_clients && refused == 0 ? 0 : 1);
+  const bool whole = opened.load() == streams && pages_watching == sse_clients && cents >= 0 &&
+                     refused == 0 && Watch::first_error.empty();
+  std::_Exit(whole ? 0 : 1);
 }

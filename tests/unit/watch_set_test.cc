@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace jackpot {
@@ -55,7 +57,7 @@ struct Floor {
   std::vector<CountingStream> streams;
 };
 
-TEST(WatchSet, ASliceIsAtLeastTheMinimumAndAPassAtMostTheSlicesAllowed) {
+TEST(SlicedFanOut, ASliceIsAtLeastTheMinimumAndAPassAtMostTheSlicesAllowed) {
   const struct {
     std::size_t streams;
     std::size_t slice;
@@ -69,7 +71,7 @@ TEST(WatchSet, ASliceIsAtLeastTheMinimumAndAPassAtMostTheSlicesAllowed) {
   }
 }
 
-TEST(WatchSet, AWakePumpsEveryStreamOnceAndReleasesWhatItHeld) {
+TEST(SlicedFanOut, AWakePumpsEveryStreamOnceAndReleasesWhatItHeld) {
   Floor floor(1000);  // 16 slices.
   SlicedFanOut<CountingStream> fan_out(floor.set, "test-fan-out", milliseconds(1));
   fan_out.wake();
@@ -78,10 +80,11 @@ TEST(WatchSet, AWakePumpsEveryStreamOnceAndReleasesWhatItHeld) {
   for (const CountingStream& stream : floor.streams) EXPECT_EQ(stream.pumps.load(), 1);
 }
 
-TEST(WatchSet, AWakeDuringAPassGivesOneMorePass) {
+TEST(SlicedFanOut, AWakeDuringAPassGivesOneMorePass) {
   Floor floor(300);
-  std::shared_ptr<SlicedFanOut<CountingStream>> fan_out;
   std::atomic<bool> woke_again{false};
+  // Declared after what its streams' callbacks use: it goes (joins) first.
+  std::shared_ptr<SlicedFanOut<CountingStream>> fan_out;
   // The first stream pumped wakes the fan-out again, in the middle of its first pass.
   for (CountingStream& stream : floor.streams) {
     stream.on_pump = [&] {
@@ -95,7 +98,7 @@ TEST(WatchSet, AWakeDuringAPassGivesOneMorePass) {
   ASSERT_TRUE(eventually([&] { return floor.held() == 0; }));
 }
 
-TEST(WatchSet, ThePassOwedAtTheEndRunsBeforeTheFanOutIsGone) {
+TEST(SlicedFanOut, ThePassOwedAtTheEndRunsBeforeTheFanOutIsGone) {
   Floor floor(500);
   {
     SlicedFanOut<CountingStream> fan_out(floor.set, "test-fan-out", milliseconds(5));
@@ -105,7 +108,7 @@ TEST(WatchSet, ThePassOwedAtTheEndRunsBeforeTheFanOutIsGone) {
   EXPECT_EQ(floor.held(), 0);
 }
 
-TEST(WatchSet, EachPassStartsOneSliceFurtherOn) {
+TEST(SlicedFanOut, EachPassStartsOneSliceFurtherOn) {
   Floor floor(200);  // Slices of 64.
   std::vector<const CountingStream*> first_of_pass;
   std::atomic<int> pumped{0};
@@ -120,6 +123,7 @@ TEST(WatchSet, EachPassStartsOneSliceFurtherOn) {
     ASSERT_TRUE(eventually([&] { return pumped.load() == 200 * (pass + 1); }));
   }
   ASSERT_EQ(first_of_pass.size(), 3u);
+  for (const CountingStream& stream : floor.streams) EXPECT_EQ(stream.pumps.load(), 3);
   // The set keeps its streams in pointer order, here the vector's order.
   std::vector<const CountingStream*> in_order;
   for (const CountingStream& stream : floor.streams) in_order.push_back(&stream);
@@ -129,15 +133,15 @@ TEST(WatchSet, EachPassStartsOneSliceFurtherOn) {
   EXPECT_EQ(first_of_pass[2], in_order[128]);
 }
 
-TEST(WatchSet, AStreamRemovedDuringAPassIsStillReleasedByIt) {
+TEST(SlicedFanOut, AStreamRemovedDuringAPassIsStillReleasedByIt) {
   Floor floor(200);
-  SlicedFanOut<CountingStream> fan_out(floor.set, "test-fan-out", milliseconds(2));
   std::atomic<bool> removed{false};
   floor.streams[0].on_pump = [&] {
     // A stream that ends while the pass holds the others: they stay held until pumped.
     for (std::size_t i = 100; i < 200; ++i) floor.set->remove(&floor.streams[i], "peer");
     removed.store(true);
   };
+  SlicedFanOut<CountingStream> fan_out(floor.set, "test-fan-out", milliseconds(2));
   fan_out.wake();
   ASSERT_TRUE(eventually([&] { return removed.load() && floor.held() == 0; }));
   // Held before the removal, so pumped by this pass.
