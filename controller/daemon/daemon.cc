@@ -536,7 +536,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     }
   }
 
-  std::string signs_url = "off";
+  std::string signs_url;
   if (signs && options.sign_http_address != "off") {
     std::string error;
     web_sign =
@@ -593,10 +593,13 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
   server->GetHealthCheckService()->SetServingStatus(true);
   metrics.set_start_time_now();
-  std::printf("jackpotd %s: serving gRPC on %s, metrics on %s, signs on %s\n", JACKPOTD_VERSION,
-              grpc_address.c_str(),
-              exposer ? ("http://" + metrics_address + "/metrics").c_str() : "off",
-              signs_url.c_str());
+  // One line that scripts wait for: "serving gRPC on ADDR, metrics on URL|metrics off, signs on
+  // URL|signs off".
+  const std::string metrics_part =
+      exposer ? "metrics on http://" + metrics_address + "/metrics" : std::string("metrics off");
+  const std::string signs_part = web_sign ? "signs on " + signs_url : std::string("signs off");
+  std::printf("jackpotd %s: serving gRPC on %s, %s, %s\n", JACKPOTD_VERSION, grpc_address.c_str(),
+              metrics_part.c_str(), signs_part.c_str());
   std::fflush(stdout);
 
   // Meters and pending payouts for the metrics endpoint, read once a second.

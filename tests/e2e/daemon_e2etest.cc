@@ -45,7 +45,7 @@ std::optional<ServingAddresses> wait_until_serving(DaemonProcess& daemon) {
   }
   static const std::regex pattern(
       R"(^jackpotd \S+: serving gRPC on (127\.0\.0\.1:[0-9]+), metrics on )"
-      R"(http://127\.0\.0\.1:([0-9]+)/metrics, signs on off$)");
+      R"(http://127\.0\.0\.1:([0-9]+)/metrics, signs off$)");
   std::smatch match;
   if (!std::regex_match(*line, match, pattern)) {
     ADD_FAILURE() << "unexpected serving line: " << *line;
