@@ -48,6 +48,9 @@ std::vector<std::string> errors_of(const std::string& text) {
   return loaded.error();
 }
 
+// The demo's floor: every feature the demo shows is on it (a hidden-trigger Must-Hit-By level, a
+// link joining Hold'em and Stud tables through the flop and link cards, Seven-Card Stud Linked,
+// Dynamic Pay, High Card Flush) and it validates.
 TEST(FloorLoader, TheExampleFloorLoads) {
   const std::string path = std::string(JACKPOTD_SOURCE_DIR) + "/ops/floor.example.textproto";
   const std::string text = read_file(path);
@@ -55,8 +58,9 @@ TEST(FloorLoader, TheExampleFloorLoads) {
   auto loaded = load_floor(text, path, shipped_paytables());
   ASSERT_TRUE(loaded.ok()) << ::testing::PrintToString(loaded.error());
   const EngineConfig& config = *loaded;
+  EXPECT_THAT(validate(config, shipped_paytables()), IsEmpty());
 
-  ASSERT_THAT(config.links, SizeIs(2));
+  ASSERT_THAT(config.links, SizeIs(5));
   const LinkSettings& royal = config.links[0];
   EXPECT_EQ(royal.meters.id.value(), "huh-royal");
   EXPECT_EQ(royal.meters.base_wager, amount("1.00"));
@@ -69,40 +73,70 @@ TEST(FloorLoader, TheExampleFloorLoads) {
   EXPECT_EQ(royal.meters.levels[0].must_hit_by, std::nullopt);
   EXPECT_EQ(royal.meters.levels[1].name, "Must-Hit-By $250");
   EXPECT_EQ(royal.meters.levels[1].seed, amount("50.00"));
-  EXPECT_EQ(royal.meters.levels[1].meter_rate_ppm, 20000);
+  EXPECT_EQ(royal.meters.levels[1].meter_rate_ppm, 100000);
   EXPECT_EQ(royal.meters.levels[1].must_hit_by, amount("250.00"));
   EXPECT_EQ(royal.meters.levels[1].trigger, TriggerMode::hidden_uniform);
-  const LinkSettings& five_card = config.links[1];
-  EXPECT_EQ(five_card.meters.id.value(), "five-card-link");
-  ASSERT_THAT(five_card.meters.levels, SizeIs(1));
-  EXPECT_EQ(five_card.meters.levels[0].name, "5-Card Linked");
-  EXPECT_EQ(five_card.meters.levels[0].seed, amount("2500.00"));
-  EXPECT_EQ(five_card.meters.levels[0].meter_rate_ppm, 120000);
-  EXPECT_EQ(five_card.meters.levels[0].reserve_rate_ppm, 20000);
+  EXPECT_EQ(royal.max_wager_units, 5U);
+  EXPECT_EQ(royal.approval_threshold, amount("100.00"));
+  EXPECT_EQ(config.links[1].meters.id.value(), "five-card-link");
+  EXPECT_EQ(config.links[2].meters.id.value(), "seven-card-link");
+  EXPECT_EQ(config.links[3].meters.id.value(), "huh-dynamic");
+  EXPECT_THAT(config.links[3].dynamic_count_weights, ElementsAre(5U, 3U, 2U));
+  EXPECT_EQ(config.links[4].meters.id.value(), "high-card-flush");
 
-  ASSERT_THAT(config.tables, SizeIs(3));
-  EXPECT_EQ(config.tables[0].id.value(), "HUH-1");
-  EXPECT_EQ(config.tables[1].id.value(), "HUH-2");
-  for (const TableSettings& table : {config.tables[0], config.tables[1]}) {
-    EXPECT_EQ(table.game, GameRule::heads_up_holdem);
-    EXPECT_EQ(table.seats, 6U);
-    ASSERT_THAT(table.links, SizeIs(2));
-    EXPECT_EQ(table.links[0].link.value(), "huh-royal");
-    EXPECT_EQ(table.links[0].paytable_id, "PT-BJS-HUH-5CP-12");
-    EXPECT_EQ(table.links[0].community, CommunitySource::board);
-    EXPECT_EQ(table.links[1].link.value(), "five-card-link");
-    EXPECT_EQ(table.links[1].paytable_id, "PT-BJS-5CL-01");
-    EXPECT_EQ(table.links[1].community, CommunitySource::flop);
+  // Each table: its game, and each link it plays with the paytable and where its shared cards
+  // come from.
+  struct Played {
+    std::string link, paytable;
+    CommunitySource community;
+  };
+  struct Expected {
+    std::string id;
+    GameRule game;
+    std::uint32_t seats;
+    std::vector<Played> links;
+  };
+  const Played royal_link{"huh-royal", "PT-BJS-HUH-5CP-12", CommunitySource::board};
+  const Played seven_card{"seven-card-link", "PT-BJS-7CL-E01", CommunitySource::link_cards};
+  const std::vector<Expected> expected = {
+      {"HUH-1",
+       GameRule::heads_up_holdem,
+       6,
+       {royal_link, {"five-card-link", "PT-BJS-5CL-01", CommunitySource::flop}}},
+      {"HUH-2",
+       GameRule::heads_up_holdem,
+       6,
+       {royal_link, {"five-card-link", "PT-BJS-5CL-01", CommunitySource::flop}}},
+      {"HUH-3", GameRule::heads_up_holdem, 6, {royal_link, seven_card}},
+      {"HUH-4", GameRule::heads_up_holdem, 6, {royal_link, seven_card}},
+      {"MS-1",
+       GameRule::mississippi_stud,
+       6,
+       {{"five-card-link", "PT-BJS-5CL-01", CommunitySource::link_cards}}},
+      {"MS-2", GameRule::mississippi_stud, 6, {seven_card}},
+      {"HUH-D1",
+       GameRule::heads_up_holdem,
+       6,
+       {{"huh-dynamic", "PT-PRG-HUH-D01", CommunitySource::board}}},
+      {"HCF-1",
+       GameRule::high_card_flush,
+       7,
+       {{"high-card-flush", "HCF-PROG-PAYTABLE-1", CommunitySource::none}}},
+  };
+  ASSERT_EQ(config.tables.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const TableSettings& table = config.tables[i];
+    SCOPED_TRACE(expected[i].id);
+    EXPECT_EQ(table.id.value(), expected[i].id);
+    EXPECT_EQ(table.game, expected[i].game);
+    EXPECT_EQ(table.seats, expected[i].seats);
+    ASSERT_EQ(table.links.size(), expected[i].links.size());
+    for (std::size_t j = 0; j < table.links.size(); ++j) {
+      EXPECT_EQ(table.links[j].link.value(), expected[i].links[j].link);
+      EXPECT_EQ(table.links[j].paytable_id, expected[i].links[j].paytable);
+      EXPECT_EQ(table.links[j].community, expected[i].links[j].community);
+    }
   }
-  const TableSettings& stud = config.tables[2];
-  EXPECT_EQ(stud.id.value(), "MS-1");
-  EXPECT_EQ(stud.game, GameRule::mississippi_stud);
-  EXPECT_EQ(stud.seats, 6U);
-  ASSERT_THAT(stud.links, SizeIs(1));
-  EXPECT_EQ(stud.links[0].link.value(), "five-card-link");
-  EXPECT_EQ(stud.links[0].paytable_id, "PT-BJS-5CL-01");
-  EXPECT_EQ(stud.links[0].community, CommunitySource::link_cards);
-  EXPECT_THAT(validate(config, shipped_paytables()), IsEmpty());
 }
 
 // Every field set (and every enum value used) on one link, defaults on the other.
