@@ -26,6 +26,7 @@
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/sign.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
+#include "tests/support/browser.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/test_pki.h"
@@ -34,6 +35,7 @@ namespace jackpot {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Browser;
 using testing::channel_as;
 using testing::DaemonProcess;
 using testing::TestDatabase;
@@ -224,79 +226,6 @@ std::string http(int port, const std::string& method, const std::string& path, i
   close(fd);
   return answer;
 }
-
-// Headless Chromium showing one page of the web sign until it is destroyed, its console (one
-// "jackpot-sign {...}" line per snapshot the page showed) in a file.
-class Browser {
- public:
-  Browser(int port, const std::string& path) {
-    char profile[] = "/tmp/jackpotd-chromium.XXXXXX";
-    profile_ = mkdtemp(profile);
-    log_ = profile_ + "/console.log";
-    const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
-    const std::string profile_arg = "--user-data-dir=" + profile_ + "/profile";
-    pid_ = fork();
-    if (pid_ == 0) {
-      setpgid(0, 0);  // Chromium's own processes go with it.
-      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      execlp("chromium", "chromium", "--headless", "--no-sandbox", "--disable-gpu",
-             "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0", profile_arg.c_str(),
-             url.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~Browser() {
-    if (pid_ > 0) {
-      kill(-pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-      kill(-pid_, SIGKILL);  // Any helper process left behind.
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(profile_, ignored);
-  }
-  Browser(const Browser&) = delete;
-  Browser& operator=(const Browser&) = delete;
-
-  // The snapshots the page showed so far, as the JSON its console line carries.
-  std::vector<std::string> shown() const {
-    std::ifstream in(log_);
-    std::vector<std::string> lines;
-    const std::regex line_pattern("\"jackpot-sign (\\{.*\\})\", source:");
-    for (std::string line; std::getline(in, line);) {
-      std::smatch match;
-      if (std::regex_search(line, match, line_pattern)) lines.push_back(match[1]);
-    }
-    return lines;
-  }
-  // Waits up to `limit` for a snapshot shown that holds every one of `parts`.
-  std::optional<std::string> until_shown(const std::vector<std::string>& parts,
-                                         std::chrono::seconds limit = 20s) const {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < until) {
-      for (const std::string& snapshot : shown()) {
-        const bool all = std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
-          return snapshot.find(part) != std::string::npos;
-        });
-        if (all) return snapshot;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return std::nullopt;
-  }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
- private:
-  std::string profile_;
-  std::string log_;
-  pid_t pid_ = -1;
-};
 
 // A screenshot of the page as headless Chromium shows it once loaded.
 void screenshot(int port, const std::string& path, const std::string& file) {

@@ -126,9 +126,11 @@ std::string admin_tool_flags(const std::string& address, const std::string& prin
 
 std::pair<int, std::string> run_tool(const std::string& binary, const std::string& address,
                                      const std::string& principal, const std::string& arguments) {
-  FILE* pipe = popen(
-      (binary + " " + admin_tool_flags(address, principal) + " " + arguments + " 2>&1").c_str(),
-      "r");
+  return run_command(binary + " " + admin_tool_flags(address, principal) + " " + arguments);
+}
+
+std::pair<int, std::string> run_command(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   std::string printed;
   if (pipe == nullptr) return {-1, printed};
   char chunk[512];

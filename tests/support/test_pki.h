@@ -99,6 +99,10 @@ std::string admin_tool_flags(const std::string& address, const std::string& prin
 std::pair<int, std::string> run_tool(const std::string& binary, const std::string& address,
                                      const std::string& principal, const std::string& arguments);
 
+// Runs a shell command line: its exit code (-1 when it did not exit) and everything it printed,
+// stdout and stderr.
+std::pair<int, std::string> run_command(const std::string& command);
+
 // The address jackpotd printed on its first stdout line ("serving gRPC on ADDR, ..."), or "".
 std::string serving_address(const std::string& first_line);
 
