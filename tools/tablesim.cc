@@ -32,17 +32,21 @@
 // they are in (up to 15 s). Exits 1 when jackpotd refused something it should not have (a
 // request the simulator got wrong, or a table it does not know), 2 on bad usage, 0 otherwise.
 #include <absl/synchronization/mutex.h>
+#include <fcntl.h>
 #include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 #include <sodium.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -147,13 +151,24 @@ struct Call final : Completion {
   }
 };
 
-// The state file of a table: "ROUND_ID open|done". Written before a round is opened and after it
-// is finished, by a rename, so a crash leaves one or the other.
+// The state file of a table: "ROUND_ID open|done", the id right-aligned in 20 characters so that
+// every record has the same length and overwrites the last in place (one pwrite of 26 bytes, no
+// new file: cheap enough for a table playing flat out). Written before a round is opened and
+// after it is finished.
 class RoundRecord {
  public:
-  RoundRecord() = default;
-  RoundRecord(const std::string& dir, const std::string& table_id)
-      : path_(dir.empty() ? "" : dir + "/" + table_id + ".round") {}
+  RoundRecord(const std::string& dir, const std::string& table_id) {
+    if (dir.empty()) return;
+    path_ = dir + "/" + table_id + ".round";
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) say("cannot keep " + path_ + ": " + std::strerror(errno));
+  }
+  ~RoundRecord() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RoundRecord(const RoundRecord&) = delete;
+  RoundRecord& operator=(const RoundRecord&) = delete;
+
   struct Saved {
     std::uint64_t round_id = 0;
     bool finished = true;
@@ -167,17 +182,19 @@ class RoundRecord {
     return saved;
   }
   void save(std::uint64_t round_id, bool finished) const {
-    if (path_.empty()) return;
-    const std::string temporary = path_ + ".tmp";
-    {
-      std::ofstream out(temporary, std::ios::trunc);
-      out << round_id << (finished ? " done\n" : " open\n");
+    if (fd_ < 0) return;
+    char record[32];
+    const int length =
+        std::snprintf(record, sizeof record, "%20llu %s\n",
+                      static_cast<unsigned long long>(round_id), finished ? "done" : "open");
+    if (::pwrite(fd_, record, static_cast<std::size_t>(length), 0) != length) {
+      say("cannot write " + path_ + ": " + std::strerror(errno));
     }
-    std::rename(temporary.c_str(), path_.c_str());
   }
 
  private:
   std::string path_;
+  int fd_ = -1;
 };
 
 class Table {
