@@ -1473,9 +1473,14 @@ class SignStreams {
 
   WatchSet<SignStream>& set() { return streams_; }
   std::optional<std::string> add(SignStream* stream, const std::string& peer) {
-    return streams_.add(stream, peer);
+    auto refused = streams_.add(stream, peer);
+    if (!refused) feed_.counts().grpc_streams.fetch_add(1);
+    return refused;
   }
-  void remove(SignStream* stream, const std::string& peer) { streams_.remove(stream, peer); }
+  void remove(SignStream* stream, const std::string& peer) {
+    streams_.remove(stream, peer);
+    feed_.counts().grpc_streams.fetch_sub(1);
+  }
 
   // The state's update for `watch`, encoded once per state and watch.
   std::optional<grpc::ByteBuffer> encoded(const sign::SignState& state, const sign::Watch& watch) {
@@ -1534,6 +1539,7 @@ class SignStream final : public WriteStream {
       case sign::PaceDecision::Kind::wait:
         return nothing();
       case sign::PaceDecision::Kind::send_state: {
+        feed.counts().grpc_skipped.fetch_add(latest->sequence - sent_ - 1);
         sent_ = latest->sequence;
         last_sent_us_ = now;
         auto bytes = streams_->encoded(*latest, watch_);

@@ -56,6 +56,15 @@ std::shared_ptr<FollowedBoard> follow_commits(EngineHost& host,
                                               const std::vector<Paytable>& paytables,
                                               std::int64_t hit_shown_us);
 
+// What the metrics say of the signs, kept by the streams themselves (any thread).
+struct SignFeedCounts {
+  std::atomic<std::int64_t> grpc_streams{0};  // SignService.WatchMeters streams open now.
+  // States a sign never got because a newer one superseded them before it was sent: the pace
+  // (a few states a second at most) and signs slower than the feed, by transport.
+  std::atomic<std::uint64_t> grpc_skipped{0};
+  std::atomic<std::uint64_t> web_skipped{0};
+};
+
 class SignFeed {
  public:
   // Reads the engine through `host` (at the start nothing is uncommitted) and observes its
@@ -72,6 +81,7 @@ class SignFeed {
   // step of a shutdown, so that the signs' streams finish.
   void stop();
   bool stopping() const;
+  SignFeedCounts& counts() { return counts_; }
 
  private:
   void run();
@@ -85,6 +95,7 @@ class SignFeed {
   sign::SignPublisher publisher_;
   bool stopping_ = false;             // Guarded by shared_->mutex, for the thread's wait;
   std::atomic<bool> stopped_{false};  // the same, for the streams, without the lock.
+  SignFeedCounts counts_;
   std::thread thread_;
 };
 

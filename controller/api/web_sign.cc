@@ -301,6 +301,7 @@ int WebSign::Impl::events(mg_connection* connection, const char* query) {
       case sign::PaceDecision::Kind::wait:
         continue;
       case sign::PaceDecision::Kind::send_state:
+        feed.counts().web_skipped.fetch_add(latest->sequence - sent - 1);
         open = write_all(connection, encoded(*latest, watch));
         sent = latest->sequence;
         break;

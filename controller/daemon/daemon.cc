@@ -153,6 +153,66 @@ ConfigInForce config_in_force(const std::string& floor_file, const std::string& 
   return config;
 }
 
+// What the metrics read of the engine once a second (link statuses come from the host).
+FloorReading floor_reading(const Engine& engine) {
+  FloorReading reading;
+  reading.meters = engine.meters();
+  for (const LinkSettings& settings : engine.config().links) {
+    const LinkId& id = settings.meters.id;
+    reading.links.push_back({id, LinkStatus::unavailable});
+    if (const Link* link = engine.link(id)) {
+      for (std::uint32_t level = 1; level <= link->level_count(); ++level) {
+        reading.reserves.push_back({id, level, link->reserve(level)});
+      }
+    }
+  }
+  const std::vector<Payout> pending = engine.pending_payouts();
+  reading.pending_payouts = pending.size();
+  for (const Payout& payout : pending) {
+    if (reading.oldest_pending_created_us == 0 ||
+        payout.created_us < reading.oldest_pending_created_us) {
+      reading.oldest_pending_created_us = payout.created_us;
+    }
+  }
+  reading.ledger_balanced = !engine.check_invariants().has_value();
+  return reading;
+}
+
+// Each call's method, status code and duration for the metrics, taken as its status is sent.
+class CallMetrics : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit CallMetrics(DaemonMetrics& metrics) : metrics_(metrics) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new Timed(metrics_, info->method(),
+                     info->type() == grpc::experimental::ServerRpcInfo::Type::UNARY);
+  }
+
+ private:
+  class Timed : public grpc::experimental::Interceptor {
+   public:
+    Timed(DaemonMetrics& metrics, const char* method, bool unary)
+        : metrics_(metrics), method_(method == nullptr ? "" : method), unary_(unary) {}
+    void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+      if (methods->QueryInterceptionHookPoint(
+              grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        metrics_.observe_call(method_, static_cast<int>(methods->GetSendStatus().error_code()),
+                              seconds, unary_);
+      }
+      methods->Proceed();
+    }
+
+   private:
+    DaemonMetrics& metrics_;
+    const std::string method_;
+    const bool unary_;
+    const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  };
+  DaemonMetrics& metrics_;
+};
+
 // Counts the calls the server holds, from their start to their end, so that a stop knows when
 // the last one has finished.
 class CallCounter : public grpc::experimental::ServerInterceptorFactoryInterface {
@@ -297,7 +357,8 @@ struct GrpcServer {
 
 GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport& transport,
                              RefusalObserver refused, EngineHost* host, SignFeed* signs,
-                             ReconciliationSource* durability, const StartGate& gate) {
+                             ReconciliationSource* durability, const StartGate& gate,
+                             DaemonMetrics& metrics) {
   GrpcServer made;
   grpc::EnableDefaultHealthCheckService(true);
   // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
@@ -327,6 +388,7 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
+  counters.push_back(std::make_unique<CallMetrics>(metrics));
   counters.push_back(std::make_unique<CallCounter>());
   made.calls = static_cast<const CallCounter*>(counters.back().get());
   builder.experimental().SetInterceptorCreators(std::move(counters));
@@ -554,7 +616,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
 
   GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
-                                         host.get(), signs.get(), durability.get(), gate);
+                                         host.get(), signs.get(), durability.get(), gate, metrics);
   if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
     return kExitStartupFailed;
@@ -612,7 +674,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   // back; a stop's NOT_SERVING stays. Set under poll_mutex, so that the latest finding wins.
   const auto refresh_health = [&] {
     std::lock_guard lock(poll_mutex);
-    if (!stopping) server->GetHealthCheckService()->SetServingStatus(host->available());
+    const bool available = host->available();
+    metrics.set_database_available(available);
+    if (!stopping) server->GetHealthCheckService()->SetServingStatus(available);
   };
   if (host) {
     host->on_status_change(refresh_health);
@@ -635,18 +699,23 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
         }
         refresh_health();  // Besides each change: a backstop.
         // While the database is down the gauges keep their last durable values.
-        if (const auto state = host->read_durable([](const Engine& engine) {
-              const std::vector<Payout> pending = engine.pending_payouts();
-              std::int64_t oldest = 0;
-              for (const Payout& payout : pending) {
-                if (oldest == 0 || payout.created_us < oldest) oldest = payout.created_us;
-              }
-              return std::tuple{engine.meters(), pending.size(), oldest};
-            })) {
-          metrics.observe_state(std::get<0>(*state), std::get<1>(*state), std::get<2>(*state),
-                                std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count());
+        if (auto reading = host->read_durable(floor_reading)) {
+          std::vector<LinkId> links;
+          for (const FloorReading::Status& link : reading->links) links.push_back(link.link);
+          const std::vector<LinkStatusView> statuses = host->link_statuses(links);
+          for (std::size_t i = 0; i < statuses.size(); ++i) {
+            reading->links[i].status = statuses[i].status;
+          }
+          reading->now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+          metrics.observe_floor(*reading);
+        }
+        if (signs) {
+          SignFeedCounts& counts = signs->counts();
+          metrics.observe_signs({counts.grpc_streams.load(),
+                                 web_sign ? static_cast<std::int64_t>(web_sign->clients()) : 0,
+                                 counts.grpc_skipped.load(), counts.web_skipped.load()});
         }
         lock.lock();
       } while (!poll_stop.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; }));

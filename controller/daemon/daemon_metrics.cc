@@ -1,11 +1,13 @@
 #include "controller/daemon/daemon_metrics.h"
 
+#include <google/protobuf/descriptor.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 #include <string>
@@ -55,10 +57,16 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                  .Name("jackpotd_awards_total")
                  .Help("Awards decided (one payout each), by link and kind")
                  .Register(*registry_);
-  awards_cents_ = &prometheus::BuildCounter()
-                       .Name("jackpotd_awards_cents_total")
-                       .Help("Amount of the awards decided, in cents")
-                       .Register(*registry_);
+  awards_amount_ = &prometheus::BuildCounter()
+                        .Name("jackpotd_awards_amount_total")
+                        .Help("Amount of the awards decided, in currency units, by link and kind")
+                        .Register(*registry_);
+  hits_ = &prometheus::BuildCounter()
+               .Name("jackpotd_hits_total")
+               .Help(
+                   "Progressive hits (awards paid from a level's meter: percent, must_hit_by), "
+                   "by link, level and kind")
+               .Register(*registry_);
   // Labels are bounded sets only: the void's reason is free text and stays in the journal.
   voids_ = &prometheus::BuildCounter()
                 .Name("jackpotd_voids_total")
@@ -92,6 +100,58 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                  .Name("jackpotd_meter")
                  .Help("Each level's meter, in currency units")
                  .Register(*registry_);
+  reserves_ = &prometheus::BuildGauge()
+                   .Name("jackpotd_reserve")
+                   .Help("Each level's hidden reserve (funds its next reset), in currency units")
+                   .Register(*registry_);
+  link_status_ = &prometheus::BuildGauge()
+                      .Name("jackpotd_link_status")
+                      .Help(
+                          "1 for each link's status as its tables hear it (open, closed, "
+                          "unavailable), 0 for the others")
+                      .Register(*registry_);
+  ledger_balanced_ = &prometheus::BuildGauge()
+                          .Name("jackpotd_ledger_balanced")
+                          .Help(
+                              "1 while every link's ledger balances (double entry, meters within "
+                              "ceilings and Must-Hit-By amounts), 0 if one does not")
+                          .Register(*registry_)
+                          .Add({});
+  ledger_balanced_->Set(1);
+  database_available_ = &prometheus::BuildGauge()
+                             .Name("jackpotd_database_available")
+                             .Help(
+                                 "1 while jackpotd can make changes durable in PostgreSQL, 0 "
+                                 "while a commit failed or is late (the tables get UNAVAILABLE)")
+                             .Register(*registry_)
+                             .Add({});
+  calls_ = &prometheus::BuildCounter()
+                .Name("jackpotd_grpc_calls_total")
+                .Help(
+                    "gRPC calls ended, by service, method and status code (refusals are the "
+                    "codes other than OK)")
+                .Register(*registry_);
+  call_seconds_ = &prometheus::BuildHistogram()
+                       .Name("jackpotd_grpc_call_duration_seconds")
+                       .Help(
+                           "Time from a unary call's arrival to its answer, by service and "
+                           "method: a round command waits for its batch's commit")
+                       .Register(*registry_);
+  sign_streams_ = &prometheus::BuildGauge()
+                       .Name("jackpotd_sign_streams")
+                       .Help("Signs watching now, by transport (grpc, web)")
+                       .Register(*registry_);
+  sign_skipped_ = &prometheus::BuildCounter()
+                       .Name("jackpotd_sign_states_skipped_total")
+                       .Help(
+                           "Sign states a sign never got because a newer one superseded them "
+                           "before it was sent (the pace, or a sign slower than the feed), by "
+                           "transport")
+                       .Register(*registry_);
+  for (const char* transport : {"grpc", "web"}) {
+    sign_streams_->Add({{"transport", transport}});
+    sign_skipped_->Add({{"transport", transport}});
+  }
   auto& refusals = prometheus::BuildCounter()
                        .Name("jackpotd_authorization_refusals_total")
                        .Help(
@@ -195,24 +255,107 @@ void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double sec
       const std::map<std::string, std::string> labels = {
           {"link", payout.link.value()}, {"kind", std::string(to_string(payout.kind))}};
       awards_->Add(labels).Increment();
-      awards_cents_->Add(labels).Increment(static_cast<double>(payout.amount.cents_floor()));
+      awards_amount_->Add(labels).Increment(static_cast<double>(payout.amount.micros()) / 1e6);
+      if (payout.kind == AwardKind::percent || payout.kind == AwardKind::must_hit_by) {
+        hits_
+            ->Add({{"link", payout.link.value()},
+                   {"level", std::to_string(payout.level)},
+                   {"kind", std::string(to_string(payout.kind))}})
+            .Increment();
+      }
     }
   }
 }
 
-void DaemonMetrics::observe_state(const std::vector<LevelMeterView>& meters,
-                                  std::size_t pending_payouts,
-                                  std::int64_t oldest_pending_created_us, std::int64_t now_us) {
-  for (const LevelMeterView& view : meters) {
+void DaemonMetrics::observe_floor(const FloorReading& reading) {
+  for (const LevelMeterView& view : reading.meters) {
     meters_->Add({{"link", view.link.value()}, {"level", std::to_string(view.level)}})
         .Set(static_cast<double>(view.meter.micros()) / 1e6);
   }
-  pending_payouts_->Set(static_cast<double>(pending_payouts));
+  for (const FloorReading::Reserve& reserve : reading.reserves) {
+    reserves_->Add({{"link", reserve.link.value()}, {"level", std::to_string(reserve.level)}})
+        .Set(static_cast<double>(reserve.amount.micros()) / 1e6);
+  }
+  for (const FloorReading::Status& link : reading.links) {
+    for (const LinkStatus status :
+         {LinkStatus::open, LinkStatus::closed, LinkStatus::unavailable}) {
+      link_status_->Add({{"link", link.link.value()}, {"status", std::string(to_string(status))}})
+          .Set(link.status == status ? 1 : 0);
+    }
+  }
+  pending_payouts_->Set(static_cast<double>(reading.pending_payouts));
   oldest_pending_payout_age_->Set(
-      pending_payouts == 0
-          ? 0.0
-          : static_cast<double>(std::max<std::int64_t>(0, now_us - oldest_pending_created_us)) /
-                1e6);
+      reading.pending_payouts == 0 ? 0.0
+                                   : static_cast<double>(std::max<std::int64_t>(
+                                         0, reading.now_us - reading.oldest_pending_created_us)) /
+                                         1e6);
+  ledger_balanced_->Set(reading.ledger_balanced ? 1 : 0);
+}
+
+void DaemonMetrics::set_database_available(bool available) {
+  database_available_->Set(available ? 1 : 0);
+}
+
+namespace {
+
+// grpc::StatusCode's names, by value.
+constexpr std::array<const char*, 17> kStatusCodes = {
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED"};
+
+// The service and method of "/package.Service/Method" when jackpotd serves it: a method of the
+// API's generated services, or health's and reflection's; {"unknown", "unknown"} otherwise.
+std::pair<std::string, std::string> served_method(std::string_view path) {
+  const std::pair<std::string, std::string> unknown{"unknown", "unknown"};
+  if (path.size() < 4 || path.size() > 200 || path.front() != '/') return unknown;
+  const std::size_t slash = path.find('/', 1);
+  if (slash == std::string_view::npos) return unknown;
+  std::string service(path.substr(1, slash - 1));
+  std::string method(path.substr(slash + 1));
+  static const std::array<std::pair<const char*, const char*>, 3> kOthers = {{
+      {"grpc.health.v1.Health", "Check"},
+      {"grpc.health.v1.Health", "Watch"},
+      {"grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo"},
+  }};
+  for (const auto& [other_service, other_method] : kOthers) {
+    if (service == other_service && method == other_method) return {service, method};
+  }
+  if (service.rfind("jackpot.", 0) != 0) return unknown;
+  const auto* descriptor =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
+  if (descriptor == nullptr || descriptor->FindMethodByName(method) == nullptr) return unknown;
+  return {service, method};
+}
+
+}  // namespace
+
+void DaemonMetrics::observe_call(std::string_view path, int code, double seconds, bool unary) {
+  const auto [service, method] = served_method(path);
+  const std::size_t index = static_cast<std::size_t>(code);
+  calls_
+      ->Add({{"service", service},
+             {"method", method},
+             {"code", index < kStatusCodes.size() ? kStatusCodes[index] : "UNKNOWN"}})
+      .Increment();
+  if (!unary) return;
+  call_seconds_
+      ->Add({{"service", service}, {"method", method}},
+            prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
+                                                    0.1, 0.2, 0.5, 1, 2, 5})
+      .Observe(seconds);
+}
+
+void DaemonMetrics::observe_signs(const SignReading& reading) {
+  sign_streams_->Add({{"transport", "grpc"}}).Set(static_cast<double>(reading.grpc_streams));
+  sign_streams_->Add({{"transport", "web"}}).Set(static_cast<double>(reading.web_streams));
+  // The feed's counts only rise; the counters take what came since the last reading.
+  sign_skipped_->Add({{"transport", "grpc"}})
+      .Increment(static_cast<double>(reading.grpc_skipped - signs_seen_.grpc_skipped));
+  sign_skipped_->Add({{"transport", "web"}})
+      .Increment(static_cast<double>(reading.web_skipped - signs_seen_.web_skipped));
+  signs_seen_ = reading;
 }
 
 void DaemonMetrics::set_start_time_now() {

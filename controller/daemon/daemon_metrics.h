@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/api/access_rules.h"
@@ -19,8 +20,38 @@ class Family;
 
 namespace jackpot {
 
-// The daemon's own metrics: what runs, since when, on which schema. Later modules add their
-// own metrics classes to the same registry.
+// What the daemon reads of the floor once a second for the gauges.
+struct FloorReading {
+  struct Reserve {
+    LinkId link;
+    std::uint32_t level = 0;
+    Money amount;
+  };
+  struct Status {
+    LinkId link;
+    LinkStatus status = LinkStatus::unavailable;
+  };
+  std::vector<LevelMeterView> meters;
+  std::vector<Reserve> reserves;
+  std::vector<Status> links;  // As the tables hear them (UNAVAILABLE while the database is not).
+  std::size_t pending_payouts = 0;
+  std::int64_t oldest_pending_created_us = 0;  // Unix microseconds; 0 when none waits.
+  std::int64_t now_us = 0;
+  bool ledger_balanced = true;  // Every link's ledger invariants hold (Engine::check_invariants).
+};
+
+// What the signs' streams did since the start, and how many are open (SignFeedCounts, WebSign).
+struct SignReading {
+  std::int64_t grpc_streams = 0;
+  std::int64_t web_streams = 0;
+  std::uint64_t grpc_skipped = 0;
+  std::uint64_t web_skipped = 0;
+};
+
+// The daemon's metrics, named by Prometheus conventions: base units (seconds; amounts in the
+// currency's units), `_total` counters, `_seconds` histograms, and bounded labels only (link,
+// level, kind, phase, the API's own method names and status codes; never a table's free text).
+// docs/operations.md lists them.
 class DaemonMetrics {
  public:
   explicit DaemonMetrics(const std::string& version);
@@ -32,10 +63,16 @@ class DaemonMetrics {
   // One commit of the group committer: its commands' records, its latency, whether it
   // committed. Rounds, contributions and awards are counted from committed records only.
   void observe_commit(const std::vector<Records>& batch, double seconds, bool ok);
-  // The engine's state now: every level's meter, and the payouts waiting for a supervisor with
-  // when the oldest of them was created (Unix microseconds; 0 when none waits) and now.
-  void observe_state(const std::vector<LevelMeterView>& meters, std::size_t pending_payouts,
-                     std::int64_t oldest_pending_created_us = 0, std::int64_t now_us = 0);
+  // The floor now: meters, reserves, link statuses, payouts waiting, whether the ledger balances.
+  void observe_floor(const FloorReading& reading);
+  // Whether jackpotd can make changes durable now (EngineHost::available()).
+  void set_database_available(bool available);
+  // One gRPC call at its end: its method ("/jackpot.v1.TableService/OpenRound"), its status
+  // code (grpc::StatusCode), how long it took, and whether it was unary (only unary calls go into
+  // the latency histogram: a stream's lifetime is not a latency). A method jackpotd does not
+  // serve is counted as "unknown": a caller cannot make up label values.
+  void observe_call(std::string_view method, int code, double seconds, bool unary);
+  void observe_signs(const SignReading& reading);
   // A call refused by the authorisation (any thread).
   void count_refusal(AccessRefusal refusal);
   // Whether the port serves plaintext (development) rather than mutual TLS.
@@ -53,12 +90,22 @@ class DaemonMetrics {
   prometheus::Family<prometheus::Counter>* rounds_;
   prometheus::Family<prometheus::Counter>* contributions_;
   prometheus::Family<prometheus::Counter>* awards_;
-  prometheus::Family<prometheus::Counter>* awards_cents_;
+  prometheus::Family<prometheus::Counter>* awards_amount_;
+  prometheus::Family<prometheus::Counter>* hits_;
   prometheus::Family<prometheus::Counter>* voids_;
   prometheus::Family<prometheus::Counter>* house_funded_refunds_;
   prometheus::Family<prometheus::Counter>* dynamic_pays_carried_over_;
   prometheus::Family<prometheus::Counter>* meter_adjustments_;
   prometheus::Family<prometheus::Gauge>* meters_;
+  prometheus::Family<prometheus::Gauge>* reserves_;
+  prometheus::Family<prometheus::Gauge>* link_status_;
+  prometheus::Gauge* ledger_balanced_;
+  prometheus::Gauge* database_available_;
+  prometheus::Family<prometheus::Counter>* calls_;
+  prometheus::Family<prometheus::Histogram>* call_seconds_;
+  prometheus::Family<prometheus::Gauge>* sign_streams_;
+  prometheus::Family<prometheus::Counter>* sign_skipped_;
+  SignReading signs_seen_;  // What observe_signs counted so far (counters only rise).
   prometheus::Gauge* pending_payouts_;
   prometheus::Gauge* oldest_pending_payout_age_;
   std::vector<prometheus::Counter*> refusals_;  // By AccessRefusal.
