@@ -34,6 +34,7 @@
 #include "controller/api/sign_feed.h"
 #include "controller/api/transport_security.h"
 #include "controller/api/web_sign.h"
+#include "controller/daemon/commit_log.h"
 #include "controller/daemon/daemon_metrics.h"
 #include "controller/daemon/log_throttle.h"
 #include "controller/daemon/os_random.h"
@@ -42,6 +43,7 @@
 #include "controller/engine/floor_loader.h"
 #include "controller/hands/paytable_loader.h"
 #include "controller/limits/request_limits.h"
+#include "controller/log/log.h"
 #include "meters/digest.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
@@ -50,9 +52,8 @@
 namespace jackpot {
 namespace {
 
-void log_line(const std::string& message) {
-  std::fprintf(stderr, "jackpotd: %s\n", message.c_str());
-  std::fflush(stderr);
+void log_line(const std::string& message, LogLevel level = LogLevel::info) {
+  write_log({level, message, {}});
 }
 
 // Protobuf's own log lines, as jackpotd's. It writes one for every request whose string field
@@ -104,26 +105,27 @@ std::optional<EngineConfig> read_floor(const std::string& file,
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error)) {
     log_line("the floor file " + file + " is not a regular file" +
-             (error ? " (" + error.message() + ")" : "") + "; not starting");
+                 (error ? " (" + error.message() + ")" : "") + "; not starting",
+             LogLevel::error);
     return std::nullopt;
   }
   std::ifstream in(file);
   std::ostringstream text;
   if (in) text << in.rdbuf();  // An empty file inserts nothing: unservable_floor names it.
   if (!in.is_open() || in.bad()) {
-    log_line("cannot read the floor file " + file + "; not starting");
+    log_line("cannot read the floor file " + file + "; not starting", LogLevel::error);
     return std::nullopt;
   }
   floor_text = text.str();
   auto floor = load_floor(floor_text, file, paytables);
   if (!floor) {
-    for (const std::string& problem : floor.error()) log_line(problem);
-    log_line("the floor is not valid; not starting");
+    for (const std::string& problem : floor.error()) log_line(problem, LogLevel::error);
+    log_line("the floor is not valid; not starting", LogLevel::error);
     return std::nullopt;
   }
   if (const auto problems = unservable_floor(*floor, file); !problems.empty()) {
-    for (const std::string& problem : problems) log_line(problem);
-    log_line("the floor would serve nothing; not starting");
+    for (const std::string& problem : problems) log_line(problem, LogLevel::error);
+    log_line("the floor would serve nothing; not starting", LogLevel::error);
     return std::nullopt;
   }
   return std::move(floor).value();
@@ -250,10 +252,12 @@ class StopDeadlines {
       : thread_([this, abandon, give_up] {
           std::unique_lock lock(mutex_);
           if (done_changed_.wait_until(lock, abandon, [&] { return done_; })) return;
-          log_line("PostgreSQL has not answered within the shutdown grace; abandoning its waits");
+          log_line("PostgreSQL has not answered within the shutdown grace; abandoning its waits",
+                   LogLevel::error);
           storage::DatabaseWaits::instance().abort_all();
           if (done_changed_.wait_until(lock, give_up, [&] { return done_; })) return;
-          log_line("the stop did not complete within the shutdown grace; exiting now");
+          log_line("the stop did not complete within the shutdown grace; exiting now",
+                   LogLevel::error);
           std::_Exit(kExitStopForced);
         }) {}
   ~StopDeadlines() {
@@ -314,9 +318,10 @@ RefusalObserver refusal_observer(DaemonMetrics& metrics, RefusalTally& tally) {
     const auto verdict = throttle.offer(LogThrottle::Clock::now());
     if (!verdict.write) return;
     log_line("refused a call: " + std::string(detail) +
-             (verdict.held_back > 0
-                  ? " (and " + std::to_string(verdict.held_back) + " refusals not logged before it)"
-                  : ""));
+                 (verdict.held_back > 0 ? " (and " + std::to_string(verdict.held_back) +
+                                              " refusals not logged before it)"
+                                        : ""),
+             LogLevel::warning);
   };
 }
 
@@ -337,7 +342,7 @@ std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
       TlsFiles{options.tls_certificate_file, options.tls_key_file, options.tls_client_ca_file},
       std::move(refused));
   if (!transport.ok()) {
-    log_line(transport.error() + "; not starting");
+    log_line(transport.error() + "; not starting", LogLevel::error);
     return nullptr;
   }
   log_line("mutual TLS: clients need a certificate of the CA in " + options.tls_client_ca_file);
@@ -441,7 +446,8 @@ void record_refusals(RefusalTally& refusals, ReconciliationSource& audit,
   if (const auto failure = audit.append_audit_events(events)) {
     refusals.restore(kinds);
     log_line("could not record refused calls in the audit trail (kept for the next try): " +
-             failure->message);
+                 failure->message,
+             LogLevel::error);
   }
 }
 
@@ -475,16 +481,18 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
     storage::append_audit_events(*db, events);
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail") +
-             (unrecorded_refusals > 0
-                  ? " (nor " + std::to_string(unrecorded_refusals) + " refused calls)"
-                  : "") +
-             ": " + error.what());
+                 (unrecorded_refusals > 0
+                      ? " (nor " + std::to_string(unrecorded_refusals) + " refused calls)"
+                      : "") +
+                 ": " + error.what(),
+             LogLevel::error);
   }
 }
 
 }  // namespace
 
 int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
+  set_log_format(options.log_json ? LogFormat::json : LogFormat::text);
   google::protobuf::SetLogHandler(&protobuf_log);
   const std::string principal = "daemon/" + host_name();
   RefusalTally refusals;  // Outlives the transport and the services that add to it.
@@ -492,8 +500,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
 
   const auto paytables = load_paytables(embedded_paytables());
   if (!paytables) {
-    for (const PaytableError& error : paytables.error()) log_line(error.message);
-    log_line("the paytables are not valid; not starting");
+    for (const PaytableError& error : paytables.error()) log_line(error.message, LogLevel::error);
+    log_line("the paytables are not valid; not starting", LogLevel::error);
     return kExitStartupFailed;
   }
   log_line("loaded " + std::to_string(paytables->size()) + " paytables");
@@ -527,11 +535,12 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     try {
       durability->claim();
     } catch (const std::exception& error) {
-      log_line(std::string(error.what()) + "; not starting");
+      log_line(std::string(error.what()) + "; not starting", LogLevel::error);
       return kExitStartupFailed;
     }
     if (options.state_file.empty()) {
-      log_line("no --state-file: a restart cannot tell a database that lost acknowledged batches");
+      log_line("no --state-file: a restart cannot tell a database that lost acknowledged batches",
+               LogLevel::error);
     }
   }
 
@@ -544,10 +553,11 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     log_line("database schema at version " + std::to_string(report.schema_version) + " (" +
              std::to_string(report.applied) + " migration(s) applied now)");
   } catch (const storage::ConnectError& error) {
-    log_line(std::string(error.what()) + "; not starting");
+    log_line(std::string(error.what()) + "; not starting", LogLevel::error);
     return kExitStartupFailed;
   } catch (const std::exception& error) {
-    log_line(std::string("schema migration failed: ") + error.what() + "; not starting");
+    log_line(std::string("schema migration failed: ") + error.what() + "; not starting",
+             LogLevel::error);
     return kExitStartupFailed;
   }
 
@@ -558,8 +568,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   if (floor) {
     auto engine = durability->open();
     if (!engine) {
-      for (const std::string& problem : engine.error()) log_line(problem);
-      log_line("the engine state cannot be rebuilt; not starting");
+      for (const std::string& problem : engine.error()) log_line(problem, LogLevel::error);
+      log_line("the engine state cannot be rebuilt; not starting", LogLevel::error);
       return kExitStartupFailed;
     }
     log_line("floor " + options.floor_file + ": " + std::to_string(floor->links.size()) +
@@ -570,10 +580,15 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
         HostTimings{options.probe_interval, options.commit_late, options.read_timeout});
     host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
       metrics.observe_commit(batch, seconds, ok);
+      if (!ok) return;
+      for (const Records& records : batch) {
+        for (const LogEvent& event : commit_events(records)) write_log(event);
+      }
     });
     // The balances recovery rebuilt, on record before the first command: a period boundary.
     if (!host->snapshot_balances(SnapshotReason::start)) {
-      log_line("could not record the start's balance snapshot; the database is failing");
+      log_line("could not record the start's balance snapshot; the database is failing",
+               LogLevel::error);
     }
     SignFeedOptions sign_options;
     sign_options.pace.min_interval_us = 1'000'000 / options.sign_updates_per_second;
@@ -593,7 +608,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       exposer = start_metrics(options.metrics_address, metrics, metrics_address);
     } catch (const std::exception& error) {
       log_line("cannot serve metrics on " + options.metrics_address + ": " + error.what() +
-               "; not starting");
+                   "; not starting",
+               LogLevel::error);
       return kExitStartupFailed;
     }
   }
@@ -609,7 +625,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
                        error);
     if (!web_sign) {
       log_line("cannot serve the web sign on " + options.sign_http_address + ": " + error +
-               "; not starting");
+                   "; not starting",
+               LogLevel::error);
       return kExitStartupFailed;
     }
     signs_url = "http://" + web_sign->address() + "/sign/";
@@ -618,7 +635,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
                                          host.get(), signs.get(), durability.get(), gate, metrics);
   if (serving.server == nullptr || serving.port == 0) {
-    log_line("cannot serve gRPC on " + options.listen_address + "; not starting");
+    log_line("cannot serve gRPC on " + options.listen_address + "; not starting", LogLevel::error);
     return kExitStartupFailed;
   }
   grpc::Server* const server = serving.server.get();
@@ -643,7 +660,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
          {"transport", transport->plaintext() ? "plaintext" : "mutual-tls"}});
   } catch (const std::exception& error) {
     log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
-             "; not starting");
+                 "; not starting",
+             LogLevel::error);
     server->Shutdown();
     return kExitStartupFailed;
   }
@@ -726,7 +744,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   // SIGHUP re-reads the TLS files (a rotation); the others stop.
   while (signal_number == SIGHUP) {
     if (transport->plaintext()) {
-      log_line("received SIGHUP: plaintext mode has no TLS files to read");
+      log_line("received SIGHUP: plaintext mode has no TLS files to read", LogLevel::warning);
     } else if (const auto reloaded = transport->reload(); reloaded.ok()) {
       metrics.count_tls_reload(true);
       log_line("received SIGHUP: read the TLS files again; new connections use them");

@@ -188,6 +188,12 @@ SetResult set_reflection(DaemonOptions& options, const std::string& value) {
   return std::nullopt;
 }
 
+SetResult set_log_format(DaemonOptions& options, const std::string& value) {
+  if (value != "text" && value != "json") return "expected 'text' or 'json', got '" + value + "'";
+  options.log_json = value == "json";
+  return std::nullopt;
+}
+
 SetResult set_state_file(DaemonOptions& options, const std::string& value) {
   if (value.empty()) return std::string("expected a file name, got nothing");
   options.state_file = value;
@@ -328,6 +334,10 @@ constexpr Option kOptions[] = {
      "a client that vanished end (default 30000)",
      set_keepalive},
     {"reflection", "on|off", "serve gRPC server reflection (default off)", set_reflection},
+    {"log-format", "text|json",
+     "the log on stderr: a line per event with its level and ids, for a person\n"
+     "(text, the default) or a log collector (json: one object a line)",
+     set_log_format},
     {"state-file", "FILE",
      "where to keep the last commit mark seen, so that a restart refuses a\n"
      "database that lost acknowledged batches (default: none)",

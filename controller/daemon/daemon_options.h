@@ -56,6 +56,8 @@ struct DaemonOptions {
   std::chrono::milliseconds keepalive{30000};
   // Serve gRPC server reflection (for grpcurl-like tools): off unless asked for.
   bool reflection = false;
+  // The log as JSON objects, one a line, rather than text (controller/log/log.h).
+  bool log_json = false;
   // Where the daemon keeps the last commit mark it saw, outside the database; empty: none.
   std::string state_file;
   // Accept, at start, a database behind the state file whose last batch is exactly this one: a
@@ -86,7 +88,8 @@ struct OptionsError {
 // [--sign-hit-seconds N] [--sign-streams-max N] [--sign-streams-per-peer-max N]
 // [--sign-http HOST:PORT|off] [--sign-http-clients-max N] [--sign-http-clients-per-peer-max N]
 // [--grpc-threads-max N] [--keepalive-ms N]
-// [--reflection on|off] [--state-file FILE] [--accept-database-batch N] [--tls-cert FILE]
+// [--reflection on|off] [--log-format text|json] [--state-file FILE] [--accept-database-batch N]
+// [--tls-cert FILE]
 // [--tls-key FILE] [--tls-client-ca FILE] [--plaintext on|off] [--help] [--version]`.
 // Flags accept `--name value` and `--name=value`. The config file holds `name = value` lines
 // with the flags' names (without dashes), `#` comments and blank lines; flags given on the

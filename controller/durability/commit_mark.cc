@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "controller/log/log.h"
+
 namespace jackpot {
 namespace {
 
@@ -158,8 +160,7 @@ bool StateFileWriter::write(const CommitMark& seen) {
   std::lock_guard lock(mutex_);
   if (!error.empty()) {
     if (error != last_error_) {
-      std::fprintf(stderr, "jackpotd: the state file is not up to date (%s)\n", error.c_str());
-      std::fflush(stderr);
+      log_error("the state file is not up to date (" + error + ")");
       last_error_ = error;
     }
     return false;

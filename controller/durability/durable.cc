@@ -10,6 +10,7 @@
 #include "controller/durability/recovery.h"
 #include "controller/engine/floor_loader.h"
 #include "controller/limits/request_limits.h"
+#include "controller/log/log.h"
 #include "storage/audit.h"
 #include "storage/connection.h"
 #include "storage/record_writer.h"
@@ -228,8 +229,7 @@ std::vector<std::string> PostgresDurability::check_mark() {
       mark_, database, at_start ? options_.accept_database_batch : std::nullopt, where);
   if (!judgement.serving()) return {judgement.message};
   if (judgement.verdict == MarkVerdict::serve_restored) {
-    std::fprintf(stderr, "jackpotd: %s\n", judgement.message.c_str());
-    std::fflush(stderr);
+    log_warning(judgement.message);
     storage::append_audit_event(connection(), options_.principal, "daemon.restore_accepted",
                                 {{"database_journal", database.journal},
                                  {"database_batch", std::to_string(database.batch)},
@@ -237,9 +237,8 @@ std::vector<std::string> PostgresDurability::check_mark() {
                                  {"known_batch", std::to_string(mark_->batch)},
                                  {"state_file", options_.state_file}});
   } else if (at_start && options_.accept_database_batch) {
-    std::fprintf(stderr,
-                 "jackpotd: --accept-database-batch %llu ignored: the database is not behind\n",
-                 static_cast<unsigned long long>(*options_.accept_database_batch));
+    log_warning("--accept-database-batch " + std::to_string(*options_.accept_database_batch) +
+                " ignored: the database is not behind");
   }
   started_ = true;
   mark_ = database;
@@ -427,8 +426,7 @@ namespace {
 // A report's or an audit's read that failed: the reason (PostgreSQL's text, which may quote SQL,
 // or a deadline's) goes to the daemon's log; the client gets a fixed message and retries.
 EngineFailure ledger_unreadable(const char* what, const std::string& reason) {
-  std::fprintf(stderr, "jackpotd: %s cannot read the ledger: %s\n", what, reason.c_str());
-  std::fflush(stderr);
+  log_error(std::string(what) + " cannot read the ledger: " + reason);
   return EngineFailure{EngineError::database_unavailable,
                        "cannot read the ledger now (the daemon's log says why); retry"};
 }
@@ -521,8 +519,7 @@ std::optional<EngineFailure> PostgresDurability::append_audit_events(
     storage::append_audit_events(*connection, rows);
   } catch (const std::exception& error) {
     const std::string reason = guard && guard->fired() ? guard->reason() : error.what();
-    std::fprintf(stderr, "jackpotd: cannot append to the audit trail: %s\n", reason.c_str());
-    std::fflush(stderr);
+    log_error("cannot append to the audit trail: " + reason);
     return EngineFailure{EngineError::database_unavailable,
                          "cannot record it in the audit trail now (the daemon's log says why); "
                          "retry"};

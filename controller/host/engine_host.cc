@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "controller/log/log.h"
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -271,8 +272,7 @@ bool EngineHost::end_flight(bool ok) {
   if (was_late && ok) {
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - *flight_started_);
-    std::fprintf(stderr, "jackpotd: the database answered after %lld ms; serving again\n",
-                 static_cast<long long>(took.count()));
+    log_info("the database answered after " + std::to_string(took.count()) + " ms; serving again");
   }
   flight_started_.reset();
   ++flight_;
@@ -307,10 +307,8 @@ void EngineHost::watch_loop() {
     late_ = true;
     if (!failed_) mark_unavailable_now();
     lock.unlock();
-    std::fprintf(stderr,
-                 "jackpotd: the database has not answered for %lld ms; not serving until it "
-                 "does\n",
-                 static_cast<long long>(timings_.commit_late.count()));
+    log_error("the database has not answered for " + std::to_string(timings_.commit_late.count()) +
+              " ms; not serving until it does");
     bump_status();
     lock.lock();
   }
@@ -337,7 +335,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
   committed_.notify_all();
   space_.notify_all();
   bump_status();
-  std::fprintf(stderr, "jackpotd: %s; not serving until the database is back\n", reason.c_str());
+  log_error(reason + "; not serving until the database is back");
   std::string last_error;
   for (;;) {
     {
@@ -362,7 +360,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
       // Behind every delivery of the batches before the failure, ahead of any after it (only
       // this thread delivers commits, and it commits nothing before this returns).
       if (!restarts.restarts.empty()) deliver(std::move(restarts));
-      std::fprintf(stderr, "jackpotd: state rebuilt from the database; serving again\n");
+      log_info("state rebuilt from the database; serving again");
       bump_status();
       space_.notify_all();
       return;
@@ -370,7 +368,7 @@ void EngineHost::fail_and_recover(const std::string& reason) {
     // Each new reason once: an operator must see why the floor stays down (a database still
     // unreachable, or a state the engine refuses to restore), without a line every 500 ms.
     if (error != last_error) {
-      std::fprintf(stderr, "jackpotd: recovery failed (%s); retrying\n", error.c_str());
+      log_error("recovery failed (" + error + "); retrying");
       last_error = error;
     }
     // Half a second between tries, unless the daemon stops meanwhile.

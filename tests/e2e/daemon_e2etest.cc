@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <pqxx/pqxx>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -166,6 +167,26 @@ TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
       << errors;
   EXPECT_NE(errors.find("not starting"), std::string::npos) << errors;
   EXPECT_EQ(errors.find("hunter2"), std::string::npos) << errors;
+}
+
+// --log-format json: every line of the log an object with the time, a level and the message;
+// the DSN's password is not in it either.
+TEST(Daemon, LogsJsonLinesWithALevelWhenAsked) {
+  DaemonProcess daemon({"--db", "host=/nonexistent-socket-dir dbname=x", "--listen", "127.0.0.1:0",
+                        "--metrics", "off", "--log-format", "json"});
+  EXPECT_EQ(daemon.wait_for_exit(30s), 1);
+  std::istringstream errors(daemon.stderr_text());
+  const std::regex object(
+      R"re(^\{"time":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{15}Z","level":"(info|warning|error)","message":".*"\}$)re");
+  int lines = 0;
+  bool refused = false;
+  for (std::string line; std::getline(errors, line); ++lines) {
+    EXPECT_TRUE(std::regex_match(line, object)) << line;
+    refused |= line.find(R"("level":"error","message":"cannot connect to PostgreSQL)") !=
+               std::string::npos;
+  }
+  EXPECT_GT(lines, 0);
+  EXPECT_TRUE(refused) << daemon.stderr_text();
 }
 
 TEST(Daemon, RefusesADatabasePasswordOnTheCommandLine) {

@@ -1,0 +1,89 @@
+#include "controller/daemon/commit_log.h"
+
+#include <string>
+
+namespace jackpot {
+
+namespace {
+
+LogField text(std::string key, std::string value) { return {std::move(key), std::move(value)}; }
+LogField number(std::string key, std::uint64_t value) {
+  return {std::move(key), std::to_string(value), true};
+}
+
+std::vector<LogField> payout_fields(const Payout& payout) {
+  std::vector<LogField> fields = {text("table", payout.table.value()),
+                                  number("round", payout.round.value()),
+                                  number("seat", payout.seat),
+                                  text("link", payout.link.value()),
+                                  number("payout", payout.id.value()),
+                                  text("kind", std::string(to_string(payout.kind))),
+                                  text("amount", payout.amount.to_string())};
+  if (payout.level > 0) fields.insert(fields.begin() + 4, number("level", payout.level));
+  return fields;
+}
+
+}  // namespace
+
+std::vector<LogEvent> commit_events(const Records& records) {
+  std::vector<LogEvent> events;
+  for (const RoundRecord& round : records.rounds) {
+    if (round.phase != RoundPhase::voided) continue;
+    events.push_back(
+        {LogLevel::info,
+         "round voided",
+         {text("table", round.table.value()), number("round", round.round.value()),
+          text("from", std::string(to_string(round.voided_from))), text("reason", round.reason)}});
+  }
+  for (const Payout& payout : records.payouts) {
+    const bool jackpot = payout.kind == AwardKind::percent || payout.kind == AwardKind::must_hit_by;
+    if (payout.state == PayoutState::rejected) {
+      std::vector<LogField> fields = payout_fields(payout);
+      fields.push_back(text("by", payout.rejected_by));
+      fields.push_back(text("reason", payout.rejected_reason));
+      events.push_back({LogLevel::warning, "payout rejected: the award returned to the meter",
+                        std::move(fields)});
+    } else if (!payout.approved_by.empty()) {
+      std::vector<LogField> fields = payout_fields(payout);
+      fields.push_back(text("by", payout.approved_by.back()));
+      fields.push_back(number("approvals", payout.approved_by.size()));
+      fields.push_back(number("required", payout.approvals_required));
+      events.push_back({LogLevel::info,
+                        payout.state == PayoutState::paid ? "payout approved and paid"
+                                                          : "payout approved; another approval due",
+                        std::move(fields)});
+    } else if (payout.state == PayoutState::pending) {
+      events.push_back({LogLevel::info,
+                        jackpot ? "progressive hit; the payout waits for a supervisor"
+                                : "payout waits for a supervisor",
+                        payout_fields(payout)});
+    } else if (jackpot) {
+      events.push_back({LogLevel::info, "progressive hit paid", payout_fields(payout)});
+    }
+  }
+  for (const LinkStatusRecord& status : records.link_statuses) {
+    events.push_back({status.status == LinkStatus::open ? LogLevel::info : LogLevel::warning,
+                      "link " + std::string(to_string(status.status)),
+                      {text("link", status.link.value()), text("by", status.changed_by),
+                       text("reason", status.reason)}});
+  }
+  for (const MeterAdjustmentRecord& adjustment : records.adjustments) {
+    events.push_back({LogLevel::warning,
+                      "meter adjusted",
+                      {text("link", adjustment.link.value()), number("level", adjustment.level),
+                       text("amount", adjustment.amount.to_string()),
+                       text("meter_after", adjustment.meter_after.to_string()),
+                       text("by", adjustment.requested_by), text("reason", adjustment.reason)}});
+  }
+  for (const RoundCounterRebaseRecord& rebase : records.rebases) {
+    events.push_back(
+        {LogLevel::warning,
+         "round counter re-based",
+         {text("table", rebase.table.value()), number("last_round", rebase.last_round.value()),
+          number("next_round", rebase.next_round.value()), number("epoch", rebase.epoch),
+          text("by", rebase.requested_by), text("reason", rebase.reason)}});
+  }
+  return events;
+}
+
+}  // namespace jackpot

@@ -1,0 +1,144 @@
+#include "controller/log/log.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+namespace jackpot {
+
+namespace {
+
+std::atomic<LogFormat> g_format{LogFormat::text};
+std::mutex g_write_mutex;
+
+void json_string(std::string_view text, std::string& out) {
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+          out += escaped;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+bool needs_quotes(std::string_view text) {
+  if (text.empty()) return true;
+  for (const char c : text) {
+    if (c == ' ' || c == '"' || c == '\\' || c == ',' || c == '(' || c == ')' ||
+        static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string utc_time(std::int64_t unix_us) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_us / 1'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + length, sizeof text - length, ".%06lldZ",
+                static_cast<long long>(unix_us % 1'000'000));
+  return text;
+}
+
+}  // namespace
+
+std::string_view to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warning:
+      return "warning";
+    case LogLevel::error:
+      return "error";
+  }
+  return "info";
+}
+
+std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us) {
+  std::string line;
+  if (format == LogFormat::json) {
+    line = "{\"time\":\"" + utc_time(unix_us) + "\",\"level\":\"" +
+           std::string(to_string(event.level)) + "\",\"message\":";
+    json_string(event.message, line);
+    for (const LogField& field : event.fields) {
+      line += ',';
+      json_string(field.key, line);
+      line += ':';
+      if (field.number) {
+        line += field.value;
+      } else {
+        json_string(field.value, line);
+      }
+    }
+    line += '}';
+    return line;
+  }
+  line = "jackpotd: ";
+  if (event.level != LogLevel::info) line += std::string(to_string(event.level)) + ": ";
+  line += event.message;
+  if (!event.fields.empty()) {
+    line += " (";
+    for (std::size_t i = 0; i < event.fields.size(); ++i) {
+      if (i > 0) line += ", ";
+      line += event.fields[i].key + "=";
+      if (needs_quotes(event.fields[i].value)) {
+        json_string(event.fields[i].value, line);
+      } else {
+        line += event.fields[i].value;
+      }
+    }
+    line += ")";
+  }
+  return line;
+}
+
+void set_log_format(LogFormat format) { g_format.store(format); }
+
+void write_log(const LogEvent& event) {
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  const std::string line = render(event, g_format.load(), now) + "\n";
+  const std::lock_guard lock(g_write_mutex);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+void log_info(std::string message, std::vector<LogField> fields) {
+  write_log({LogLevel::info, std::move(message), std::move(fields)});
+}
+void log_warning(std::string message, std::vector<LogField> fields) {
+  write_log({LogLevel::warning, std::move(message), std::move(fields)});
+}
+void log_error(std::string message, std::vector<LogField> fields) {
+  write_log({LogLevel::error, std::move(message), std::move(fields)});
+}
+
+}  // namespace jackpot
