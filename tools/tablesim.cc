@@ -19,11 +19,15 @@
 //
 // After UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED a request is sent again, the same
 // request with the same ids (jackpotd answers a repeat with its first answer), after 50 ms
-// doubling to 2 s, for as long as it takes. A refusal that waiting cannot cure (a closed link)
-// voids the round and pauses the table 5 s. With --state-dir, each table's round id and whether
-// its round finished are kept in DIR/<table>.round (and the seed in DIR/seed when --seed is not
-// given): a later run resumes an unfinished round with the same requests and goes on from the
-// next id, as a table controller does after a power cut. Without it, rounds start at 1.
+// doubling to 2 s, for as long as it takes (each table reconnects within a second of jackpotd
+// coming back). A link closed by an operator or unavailable (link_closed, link_unavailable)
+// voids the round if it was open and pauses the table 5 s, again until the link opens; any other
+// refusal ends the table (an unknown table, a round counter ahead of the run's ids). With
+// --state-dir, each table's round id and whether its round finished are kept in DIR/<table>.round
+// (and the seed in DIR/seed when --seed is not given): a later run resumes an unfinished round with
+// the same requests and goes on from the next id, as a table controller does after a restart (the
+// record is not synced to disk: it survives the simulator being killed, not the machine losing
+// power). Without it, rounds start at 1.
 //
 // Prints a progress line every --progress-seconds (default 5; 0: none), a line for each
 // progressive hit (PERCENT, MUST_HIT_BY) and each payout that waits for a supervisor, and a
@@ -130,8 +134,23 @@ struct Completion {
 };
 
 // Latency samples of one completion-queue thread (only its tables write them).
+// At most kMaxSamples per command and thread, a uniform sample of all (reservoir sampling), so
+// that a run without an end keeps its memory bounded.
 struct Samples {
+  static constexpr std::size_t kMaxSamples = 100'000;
   std::map<std::string, std::vector<double>> us;  // By command.
+  std::map<std::string, std::uint64_t> seen;
+  std::mt19937_64 choose{1};
+  void add(const std::string& command, double value) {
+    std::vector<double>& kept = us[command];
+    const std::uint64_t count = ++seen[command];
+    if (kept.size() < kMaxSamples) {
+      kept.push_back(value);
+      return;
+    }
+    const std::uint64_t slot = std::uniform_int_distribution<std::uint64_t>(0, count - 1)(choose);
+    if (slot < kMaxSamples) kept[slot] = value;
+  }
 };
 
 class Table;
@@ -178,7 +197,9 @@ class RoundRecord {
     if (path_.empty()) return saved;
     std::ifstream in(path_);
     std::string phase;
-    if (in >> saved.round_id >> phase) saved.finished = phase == "done";
+    if (!(in >> saved.round_id)) return {};
+    // A record without its phase (cut short) may be of a round still open: resumed, to be safe.
+    saved.finished = (in >> phase) && phase == "done";
     return saved;
   }
   void save(std::uint64_t round_id, bool finished) const {
@@ -312,8 +333,8 @@ class Table {
         return;
       }
       if (options_.latencies && status.ok()) {
-        samples_.us[command].push_back(
-            std::chrono::duration<double, std::micro>(Clock::now() - sent).count());
+        samples_.add(command,
+                     std::chrono::duration<double, std::micro>(Clock::now() - sent).count());
       }
       if (attempt > 0 && status.ok()) say(shape_.table_id + ": " + command + " answered");
       then(status, response);
@@ -321,6 +342,14 @@ class Table {
     call->reader = (stub_.get()->*prepare)(&call->context, *request, &queue_);
     call->reader->StartCall();
     call->reader->Finish(&call->response, &call->status, call);
+  }
+
+  // A refusal because a link of the table takes no wagers now (docs/refusals.md: the refusal's
+  // name starts the message).
+  static bool link_not_open(const grpc::Status& status) {
+    const std::string& message = status.error_message();
+    return status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+           (message.rfind("link_closed:", 0) == 0 || message.rfind("link_unavailable:", 0) == 0);
   }
 
   static bool retryable(grpc::StatusCode code) {
@@ -379,15 +408,20 @@ class Table {
       lock();
       return;
     }
-    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
-      // A closed link, or a round id the table's counter is past (a state file from another
-      // database): waiting may cure the first; the message says which.
+    if (link_not_open(status)) {
+      // An operator closed a link of the table, or the database is away: waiting cures it.
       refused("OpenRound", status);
       wait_then([this] { begin_round(); }, Clock::now() + kRefusedPause);
       return;
     }
     unexpected("OpenRound", status);
-    finish();  // Unknown table, wrong certificate: nothing this table can do.
+    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      say(shape_.table_id + ": jackpotd's round counter for the table is past round " +
+          std::to_string(round_id_) +
+          " (another run played it without this --state-dir, or the state was lost): play "
+          "with the state directory of the run before, or a new database");
+    }
+    finish();  // Unknown table, wrong certificate, a counter ahead: nothing waiting cures.
   }
 
   void refused(const char* command, const grpc::Status& status) {
@@ -428,7 +462,7 @@ class Table {
       }
       return;
     }
-    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION && !resumed_) {
+    if (link_not_open(status) && !resumed_) {
       refused("LockWagers", status);
       pause_after_void_ = true;
       void_round("wagers refused: " + status.error_message());
@@ -695,6 +729,10 @@ int run(const Options& options) {
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     grpc::ChannelArguments arguments;
     arguments.SetInt("jackpotd.channel", static_cast<int>(i));  // A connection per table.
+    // Reconnect within a second of jackpotd coming back (gRPC's default backs off to 2 min).
+    arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     auto channel = jackpot::tools::channel_as(options.connection, "table/" + shapes[i].table_id,
                                               arguments, error);
     if (channel == nullptr) {

@@ -31,8 +31,9 @@ std::vector<TableShape> table_shapes(const EngineConfig& floor,
                 played.paytable_id + " is not on the floor";
         return {};
       }
-      shape.links.push_back(
-          {played.link.value(), link->meters.base_wager.micros() / Money::kMicrosPerCent});
+      shape.links.push_back({played.link.value(),
+                             link->meters.base_wager.micros() / Money::kMicrosPerCent,
+                             link->max_wager_units});
       if (played.community != CommunitySource::link_cards) continue;
       const std::size_t wanted = card_counts(paytable->rule).community;
       if (shape.link_cards != 0 && shape.link_cards != wanted) {
@@ -119,7 +120,9 @@ RoundPlan plan_round(const TableShape& table, const PlayStyle& style, RoundRando
   for (std::uint32_t seat = 1; seat <= table.seats; ++seat) {
     for (const TableShape::Link& link : table.links) {
       if (!random.chance(style.wager_probability)) continue;
-      const std::uint32_t units = 1 + random.below(std::max<std::uint32_t>(style.max_units, 1));
+      const std::uint32_t most =
+          std::max<std::uint32_t>(std::min(style.max_units, link.max_units), 1);
+      const std::uint32_t units = 1 + random.below(most);
       plan.wagers.push_back({seat, link.id, link.base_wager_cents * units});
       wagering[seat] = true;
     }

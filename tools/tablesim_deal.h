@@ -24,6 +24,7 @@ struct TableShape {
   struct Link {
     std::string id;
     std::int64_t base_wager_cents = 100;
+    std::uint32_t max_units = 100;  // The link's max_wager_units: a seat's most in one round.
   };
   std::string table_id;
   std::uint32_t seats = 0;
@@ -66,7 +67,7 @@ class RoundRandom {
 // How the simulated players bet and the dealer errs.
 struct PlayStyle {
   double wager_probability = 0.6;  // Each seat on each link, each round.
-  std::uint32_t max_units = 1;     // Wagers of 1..max_units base wagers, uniform.
+  std::uint32_t max_units = 1;     // Wagers of 1..max_units base wagers (at most the link's).
   double void_probability = 0.01;  // A round voided as a misdeal instead of settled.
 };
 

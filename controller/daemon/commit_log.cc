@@ -13,13 +13,13 @@ LogField number(std::string key, std::uint64_t value) {
 
 std::vector<LogField> payout_fields(const Payout& payout) {
   std::vector<LogField> fields = {text("table", payout.table.value()),
-                                  number("round", payout.round.value()),
+                                  text("round", std::to_string(payout.round.value())),
                                   number("seat", payout.seat),
                                   text("link", payout.link.value()),
-                                  number("payout", payout.id.value()),
+                                  text("payout", std::to_string(payout.id.value())),
                                   text("kind", std::string(to_string(payout.kind))),
                                   text("amount", payout.amount.to_string())};
-  if (payout.level > 0) fields.insert(fields.begin() + 4, number("level", payout.level));
+  if (payout.level > 0) fields.insert(fields.begin() + 4, number("meter_level", payout.level));
   return fields;
 }
 
@@ -68,12 +68,13 @@ std::vector<LogEvent> commit_events(const Records& records) {
                        text("reason", status.reason)}});
   }
   for (const MeterAdjustmentRecord& adjustment : records.adjustments) {
-    events.push_back({LogLevel::warning,
-                      "meter adjusted",
-                      {text("link", adjustment.link.value()), number("level", adjustment.level),
-                       text("amount", adjustment.amount.to_string()),
-                       text("meter_after", adjustment.meter_after.to_string()),
-                       text("by", adjustment.requested_by), text("reason", adjustment.reason)}});
+    events.push_back(
+        {LogLevel::warning,
+         "meter adjusted",
+         {text("link", adjustment.link.value()), number("meter_level", adjustment.level),
+          text("amount", adjustment.amount.to_string()),
+          text("meter_after", adjustment.meter_after.to_string()),
+          text("by", adjustment.requested_by), text("reason", adjustment.reason)}});
   }
   for (const RoundCounterRebaseRecord& rebase : records.rebases) {
     events.push_back(

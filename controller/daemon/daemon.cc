@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -155,6 +156,68 @@ ConfigInForce config_in_force(const std::string& floor_file, const std::string& 
   return config;
 }
 
+// Writes the log lines of committed batches on a thread of its own, so that a log that blocks
+// (a full pipe, journald pushing back) never holds the commit's answers. At most kMaxQueued lines
+// wait; past that they are counted and one line says how many were dropped.
+class CommitLogWriter {
+ public:
+  static constexpr std::size_t kMaxQueued = 10'000;
+  CommitLogWriter() : thread_([this] { run(); }) {}
+  ~CommitLogWriter() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  CommitLogWriter(const CommitLogWriter&) = delete;
+  CommitLogWriter& operator=(const CommitLogWriter&) = delete;
+
+  void add(std::vector<LogEvent> events) {
+    if (events.empty()) return;
+    {
+      std::lock_guard lock(mutex_);
+      for (LogEvent& event : events) {
+        if (queued_.size() < kMaxQueued) {
+          queued_.push_back(std::move(event));
+        } else {
+          ++dropped_;
+        }
+      }
+    }
+    changed_.notify_one();
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return stopping_ || !queued_.empty() || dropped_ > 0; });
+      std::deque<LogEvent> taking;
+      taking.swap(queued_);
+      const std::uint64_t dropped = std::exchange(dropped_, 0);
+      const bool stop = stopping_;
+      lock.unlock();
+      for (const LogEvent& event : taking) write_log(event);
+      if (dropped > 0) {
+        write_log({LogLevel::warning,
+                   "log lines dropped: the log could not keep up",
+                   {{"dropped", std::to_string(dropped), true}}});
+      }
+      lock.lock();
+      if (stop && queued_.empty()) return;
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<LogEvent> queued_;
+  std::uint64_t dropped_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
 // What the metrics read of the engine once a second (link statuses come from the host).
 FloorReading floor_reading(const Engine& engine) {
   FloorReading reading;
@@ -193,6 +256,7 @@ class CallMetrics : public grpc::experimental::ServerInterceptorFactoryInterface
  private:
   class Timed : public grpc::experimental::Interceptor {
    public:
+    // `method` is gRPC's, alive as long as the call.
     Timed(DaemonMetrics& metrics, const char* method, bool unary)
         : metrics_(metrics), method_(method == nullptr ? "" : method), unary_(unary) {}
     void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -208,7 +272,7 @@ class CallMetrics : public grpc::experimental::ServerInterceptorFactoryInterface
 
    private:
     DaemonMetrics& metrics_;
-    const std::string method_;
+    const std::string_view method_;
     const bool unary_;
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   };
@@ -561,6 +625,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     return kExitStartupFailed;
   }
 
+  CommitLogWriter commit_log;  // Outlives the host, whose commits it logs.
   std::unique_ptr<EngineHost> host;
   std::unique_ptr<SignFeed> signs;    // Goes before the host (declared after it).
   StartGate gate;                     // Outlives the services and the web sign, which read it.
@@ -578,13 +643,12 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     host = std::make_unique<EngineHost>(
         std::move(engine).value(), durability.get(), 4096,
         HostTimings{options.probe_interval, options.commit_late, options.read_timeout});
-    host->observe_commits([&metrics](const std::vector<Records>& batch, double seconds, bool ok) {
-      metrics.observe_commit(batch, seconds, ok);
-      if (!ok) return;
-      for (const Records& records : batch) {
-        for (const LogEvent& event : commit_events(records)) write_log(event);
-      }
-    });
+    host->observe_commits(
+        [&metrics, &commit_log](const std::vector<Records>& batch, double seconds, bool ok) {
+          metrics.observe_commit(batch, seconds, ok);
+          if (!ok) return;
+          for (const Records& records : batch) commit_log.add(commit_events(records));
+        });
     // The balances recovery rebuilt, on record before the first command: a period boundary.
     if (!host->snapshot_balances(SnapshotReason::start)) {
       log_line("could not record the start's balance snapshot; the database is failing",
@@ -703,6 +767,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       std::unique_lock lock(poll_mutex);
       auto last_snapshot = std::chrono::steady_clock::now();
       auto last_refusals = last_snapshot;
+      std::optional<FloorReading> last_reading;
       do {
         lock.unlock();
         // A period boundary for reports, and where the next recovery starts summing.
@@ -716,18 +781,21 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
           record_refusals(refusals, *durability, principal);
         }
         refresh_health();  // Besides each change: a backstop.
-        // While the database is down the gauges keep their last durable values.
-        if (auto reading = host->read_durable(floor_reading)) {
+        // While the database is down, meters, reserves and the payouts waiting keep their last
+        // durable values; the links' statuses (UNAVAILABLE then) and the oldest payout's age
+        // (it goes on waiting) are read now, so that their alerts fire during the outage.
+        if (auto reading = host->read_durable(floor_reading)) last_reading = std::move(*reading);
+        if (last_reading) {
           std::vector<LinkId> links;
-          for (const FloorReading::Status& link : reading->links) links.push_back(link.link);
+          for (const FloorReading::Status& link : last_reading->links) links.push_back(link.link);
           const std::vector<LinkStatusView> statuses = host->link_statuses(links);
           for (std::size_t i = 0; i < statuses.size(); ++i) {
-            reading->links[i].status = statuses[i].status;
+            last_reading->links[i].status = statuses[i].status;
           }
-          reading->now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
-          metrics.observe_floor(*reading);
+          last_reading->now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+          metrics.observe_floor(*last_reading);
         }
         if (signs) {
           SignFeedCounts& counts = signs->counts();

@@ -8,11 +8,56 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
 
 namespace jackpot {
+
+namespace {
+
+// grpc::StatusCode's names, by value.
+constexpr std::array<const char*, 17> kStatusCodes = {
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED"};
+
+}  // namespace
+
+struct DaemonMetrics::CallSeries {
+  std::string path;  // "/jackpot.v1.TableService/OpenRound"; empty for "any other".
+  std::string service;
+  std::string method;
+  std::array<std::atomic<prometheus::Counter*>, kStatusCodes.size()> by_code{};
+  std::atomic<prometheus::Histogram*> seconds{nullptr};
+};
+
+DaemonMetrics::~DaemonMetrics() = default;
+
+namespace {
+
+// Every method jackpotd serves: the API's generated services and health's and reflection's.
+std::vector<std::pair<std::string, std::string>> served_methods() {
+  std::vector<std::pair<std::string, std::string>> methods = {
+      {"grpc.health.v1.Health", "Check"},
+      {"grpc.health.v1.Health", "Watch"},
+      {"grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo"},
+  };
+  for (const char* name : {"jackpot.v1.TableService", "jackpot.v1.AdminService",
+                           "jackpot.v1.SupervisorService", "jackpot.v1.SignService"}) {
+    const auto* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    if (service == nullptr) continue;
+    for (int i = 0; i < service->method_count(); ++i) {
+      methods.emplace_back(name, service->method(i)->name());
+    }
+  }
+  return methods;
+}
+
+}  // namespace
 
 DaemonMetrics::DaemonMetrics(const std::string& version)
     : registry_(std::make_shared<prometheus::Registry>()) {
@@ -192,6 +237,21 @@ DaemonMetrics::DaemonMetrics(const std::string& version)
                              .Help("Unix time at which the daemon started serving")
                              .Register(*registry_)
                              .Add({});
+  // The served methods, once: observe_call reads this table without a lock.
+  for (const auto& [service, method] : served_methods()) {
+    auto series = std::make_unique<CallSeries>();
+    series->path = "/" + service + "/" + method;
+    series->service = service;
+    series->method = method;
+    call_series_.push_back(std::move(series));
+  }
+  auto other = std::make_unique<CallSeries>();
+  other->service = "unknown";
+  other->method = "unknown";
+  call_series_.push_back(std::move(other));
+  for (std::size_t i = 0; i + 1 < call_series_.size(); ++i) {
+    call_index_.emplace(call_series_[i]->path, i);
+  }
 }
 
 void DaemonMetrics::set_schema_version(int version) {
@@ -296,55 +356,32 @@ void DaemonMetrics::set_database_available(bool available) {
   database_available_->Set(available ? 1 : 0);
 }
 
-namespace {
-
-// grpc::StatusCode's names, by value.
-constexpr std::array<const char*, 17> kStatusCodes = {
-    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
-    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
-    "DATA_LOSS", "UNAUTHENTICATED"};
-
-// The service and method of "/package.Service/Method" when jackpotd serves it: a method of the
-// API's generated services, or health's and reflection's; {"unknown", "unknown"} otherwise.
-std::pair<std::string, std::string> served_method(std::string_view path) {
-  const std::pair<std::string, std::string> unknown{"unknown", "unknown"};
-  if (path.size() < 4 || path.size() > 200 || path.front() != '/') return unknown;
-  const std::size_t slash = path.find('/', 1);
-  if (slash == std::string_view::npos) return unknown;
-  std::string service(path.substr(1, slash - 1));
-  std::string method(path.substr(slash + 1));
-  static const std::array<std::pair<const char*, const char*>, 3> kOthers = {{
-      {"grpc.health.v1.Health", "Check"},
-      {"grpc.health.v1.Health", "Watch"},
-      {"grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo"},
-  }};
-  for (const auto& [other_service, other_method] : kOthers) {
-    if (service == other_service && method == other_method) return {service, method};
-  }
-  if (service.rfind("jackpot.", 0) != 0) return unknown;
-  const auto* descriptor =
-      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
-  if (descriptor == nullptr || descriptor->FindMethodByName(method) == nullptr) return unknown;
-  return {service, method};
-}
-
-}  // namespace
-
 void DaemonMetrics::observe_call(std::string_view path, int code, double seconds, bool unary) {
-  const auto [service, method] = served_method(path);
-  const std::size_t index = static_cast<std::size_t>(code);
-  calls_
-      ->Add({{"service", service},
-             {"method", method},
-             {"code", index < kStatusCodes.size() ? kStatusCodes[index] : "UNKNOWN"}})
-      .Increment();
+  const auto found = call_index_.find(path);
+  CallSeries& series =
+      *call_series_[found == call_index_.end() ? call_series_.size() - 1 : found->second];
+  const std::size_t index = static_cast<std::size_t>(code) < kStatusCodes.size()
+                                ? static_cast<std::size_t>(code)
+                                : 2;  // UNKNOWN.
+  prometheus::Counter* counter = series.by_code[index].load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    const std::lock_guard lock(call_series_mutex_);
+    counter = &calls_->Add(
+        {{"service", series.service}, {"method", series.method}, {"code", kStatusCodes[index]}});
+    series.by_code[index].store(counter, std::memory_order_release);
+  }
+  counter->Increment();
   if (!unary) return;
-  call_seconds_
-      ->Add({{"service", service}, {"method", method}},
-            prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
-                                                    0.1, 0.2, 0.5, 1, 2, 5})
-      .Observe(seconds);
+  prometheus::Histogram* histogram = series.seconds.load(std::memory_order_acquire);
+  if (histogram == nullptr) {
+    const std::lock_guard lock(call_series_mutex_);
+    histogram = &call_seconds_->Add(
+        {{"service", series.service}, {"method", series.method}},
+        prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
+                                                0.2, 0.5, 1, 2, 5});
+    series.seconds.store(histogram, std::memory_order_release);
+  }
+  histogram->Observe(seconds);
 }
 
 void DaemonMetrics::observe_signs(const SignReading& reading) {

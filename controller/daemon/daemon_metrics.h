@@ -2,8 +2,10 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "controller/api/access_rules.h"
@@ -55,6 +57,7 @@ struct SignReading {
 class DaemonMetrics {
  public:
   explicit DaemonMetrics(const std::string& version);
+  ~DaemonMetrics();
 
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
@@ -103,6 +106,13 @@ class DaemonMetrics {
   prometheus::Gauge* database_available_;
   prometheus::Family<prometheus::Counter>* calls_;
   prometheus::Family<prometheus::Histogram>* call_seconds_;
+  // The methods jackpotd serves ("/jackpot.v1.TableService/OpenRound", ...; the last one stands
+  // for any other), found once; each call finds its series without a lock or a label map, the
+  // series of a method and code made at its first call.
+  struct CallSeries;
+  std::vector<std::unique_ptr<CallSeries>> call_series_;
+  std::unordered_map<std::string_view, std::size_t> call_index_;
+  std::mutex call_series_mutex_;  // Making a series.
   prometheus::Family<prometheus::Gauge>* sign_streams_;
   prometheus::Family<prometheus::Counter>* sign_skipped_;
   SignReading signs_seen_;  // What observe_signs counted so far (counters only rise).

@@ -335,8 +335,8 @@ constexpr Option kOptions[] = {
      set_keepalive},
     {"reflection", "on|off", "serve gRPC server reflection (default off)", set_reflection},
     {"log-format", "text|json",
-     "the log on stderr: a line per event with its level and ids, for a person\n"
-     "(text, the default) or a log collector (json: one object a line)",
+     "the log on stderr, a line per event with its level and ids: for a\n"
+     "person (text, the default) or a collector (json: an object a line)",
      set_log_format},
     {"state-file", "FILE",
      "where to keep the last commit mark seen, so that a restart refuses a\n"

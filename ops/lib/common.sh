@@ -2,11 +2,11 @@
 # Helpers every ops/ script shares: reading a flag's value, and configuring a build directory that
 # may have come from another checkout. Source this file.
 
-# flag_value SCRIPT FLAG [VALUE]: prints VALUE; when it is missing or empty, says which flag needs
-# one and fails. Use it as `x=$(flag_value ops/demo "$1" "${2-}"); shift` under `set -e`: the
+# flag_value SCRIPT FLAG [VALUE]: prints VALUE; when it is missing, empty or another flag
+# ("--..."), says which flag needs one and fails. Use it as `x=$(flag_value ops/demo "$1" "${2-}"); shift` under `set -e`: the
 # failed assignment stops the script.
 flag_value() {
-  if [ $# -lt 3 ] || [ -z "$3" ]; then
+  if [ $# -lt 3 ] || [ -z "$3" ] || [[ "$3" == --* ]]; then
     echo "$1: $2 needs a value (see --help)" >&2
     return 2
   fi
@@ -29,13 +29,15 @@ build_dir_check() {
   local cache_dir home_dir
   cache_dir=$(cmake_cache_value "$build_dir" CMAKE_CACHEFILE_DIR)
   home_dir=$(cmake_cache_value "$build_dir" CMAKE_HOME_DIRECTORY)
-  if [ "$cache_dir" != "$build_dir" ]; then
+  # The same directory however it is spelled (a symlink, a bind mount): -ef, not the text.
+  if ! [ "$cache_dir" -ef "$build_dir" ]; then
     local aside
     aside=$build_dir.stale-$(date +%Y%m%d-%H%M%S)
+    [ ! -e "$aside" ] || aside=$aside-$$
     echo "$script: ${build_dir#"$root"/} was configured as $cache_dir (a copied or moved" \
       "checkout): moving it to ${aside#"$root"/} and configuring afresh" >&2
     mv "$build_dir" "$aside"
-  elif [ "$home_dir" != "$root" ]; then
+  elif ! [ "$home_dir" -ef "$root" ]; then
     echo "$script: ${build_dir#"$root"/} holds a build of $home_dir, not of $root;" \
       "remove it or build elsewhere" >&2
     return 1

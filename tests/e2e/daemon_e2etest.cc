@@ -170,11 +170,19 @@ TEST(Daemon, RefusesToStartWhenTheDatabaseIsUnreachable) {
 }
 
 // --log-format json: every line of the log an object with the time, a level and the message;
-// the DSN's password is not in it either.
+// the DSN's password (from the config file) is not in it either.
 TEST(Daemon, LogsJsonLinesWithALevelWhenAsked) {
-  DaemonProcess daemon({"--db", "host=/nonexistent-socket-dir dbname=x", "--listen", "127.0.0.1:0",
-                        "--metrics", "off", "--log-format", "json"});
+  std::string config = "/tmp/jackpotd-json-config.XXXXXX";
+  const int fd = ::mkstemp(config.data());
+  ASSERT_GE(fd, 0);
+  const std::string text = "db = host=/nonexistent-socket-dir dbname=x password=hunter2\n";
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  DaemonProcess daemon(
+      {"--config", config, "--listen", "127.0.0.1:0", "--metrics", "off", "--log-format", "json"});
   EXPECT_EQ(daemon.wait_for_exit(30s), 1);
+  std::remove(config.c_str());
+  EXPECT_EQ(daemon.stderr_text().find("hunter2"), std::string::npos) << daemon.stderr_text();
   std::istringstream errors(daemon.stderr_text());
   const std::regex object(
       R"re(^\{"time":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{15}Z","level":"(info|warning|error)","message":".*"\}$)re");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -187,6 +188,11 @@ class Watched {
     std::smatch match;
     if (!line || !std::regex_search(*line, match, std::regex("serving gRPC on (\\S+),"))) return;
     address = match[1];
+    std::smatch metrics;
+    if (std::regex_search(*line, metrics,
+                          std::regex("metrics on http://127\\.0\\.0\\.1:([0-9]+)/"))) {
+      metrics_port = std::stoi(metrics[1]);
+    }
     table = pb::TableService::NewStub(channel_as(match[1], "table/T1"));
     admin = pb::AdminService::NewStub(channel_as(match[1], "admin/e2e"));
     health = grpc::health::v1::Health::NewStub(channel_as(match[1], "sign/e2e"));
@@ -214,6 +220,21 @@ class Watched {
 
   std::unique_ptr<DaemonProcess> daemon;
   std::string address;
+  int metrics_port = 0;  // When started with --metrics.
+  // Waits up to `limit` for the metrics to hold every one of `series`.
+  bool metrics_show(const std::vector<std::string>& series, std::chrono::milliseconds limit) {
+    const auto began = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - began < limit) {
+      const std::string text = testing::http_get(metrics_port, "/metrics");
+      if (std::all_of(series.begin(), series.end(), [&](const std::string& one) {
+            return text.find(one) != std::string::npos;
+          })) {
+        return true;
+      }
+      std::this_thread::sleep_for(200ms);
+    }
+    return false;
+  }
   std::unique_ptr<pb::TableService::Stub> table;
   std::unique_ptr<pb::AdminService::Stub> admin;
   std::unique_ptr<grpc::health::v1::Health::Stub> health;
@@ -234,9 +255,10 @@ tables { id: "T1" game: TABLE_GAME_HEADS_UP_HOLDEM seats: 6 links { link_id: "o-
 TEST(DatabaseOutage, AnIdleDaemonNoticesAnOutageWithinSeconds) {
   OwnCluster cluster;
   const std::string floor = outage_floor();
-  Watched watched(cluster.dsn(), floor);
+  Watched watched(cluster.dsn(), floor, {"--metrics", "127.0.0.1:0"});
   ASSERT_TRUE(watched.health);
   ASSERT_TRUE(watched.time_until(Serving::SERVING, 10s));
+  ASSERT_NE(watched.metrics_port, 0);
 
   grpc::ClientContext watch_context;
   pb::WatchLinkStatusRequest watch;
@@ -260,6 +282,12 @@ TEST(DatabaseOutage, AnIdleDaemonNoticesAnOutageWithinSeconds) {
   ASSERT_TRUE(stream->Read(&update));
   EXPECT_EQ(update.status(), pb::LINK_STATUS_UNAVAILABLE);
   EXPECT_TRUE(update.has_since());
+  // The metrics say so too, for the alerts: while the database is down.
+  EXPECT_TRUE(
+      watched.metrics_show({"jackpotd_database_available 0",
+                            "jackpotd_link_status{link=\"o-link\",status=\"unavailable\"} 1",
+                            "jackpotd_link_status{link=\"o-link\",status=\"open\"} 0"},
+                           5s));
 
   cluster.start();
   const auto up = watched.time_until(Serving::SERVING, 30s);
@@ -268,6 +296,9 @@ TEST(DatabaseOutage, AnIdleDaemonNoticesAnOutageWithinSeconds) {
               static_cast<long long>(up->count()));
   ASSERT_TRUE(stream->Read(&update));
   EXPECT_EQ(update.status(), pb::LINK_STATUS_OPEN);
+  EXPECT_TRUE(watched.metrics_show(
+      {"jackpotd_database_available 1", "jackpotd_link_status{link=\"o-link\",status=\"open\"} 1"},
+      5s));
   watch_context.TryCancel();
   ASSERT_TRUE(open_round(*watched.table, 1).ok());
   watched.daemon->send_signal(SIGTERM);

@@ -30,7 +30,7 @@ using testing::Browser;
 // ops/demo as a child process in a process group of its own, everything it prints in a file.
 class Demo {
  public:
-  explicit Demo(const std::string& var) {
+  explicit Demo(const std::string& var) : var_(var) {
     output_ = var + "/../" + std::filesystem::path(var).filename().string() + ".out." +
               std::to_string(++runs_);
     pid_ = fork();
@@ -46,11 +46,23 @@ class Demo {
       _exit(127);
     }
   }
+  // A test that failed midway leaves nothing running: the script is asked to stop what it
+  // started (its children run in sessions of their own, PostgreSQL detached), and what is left
+  // then is killed by its pid file, the cluster stopped.
   ~Demo() {
-    if (pid_ > 0 && !exited_) {
+    if (pid_ > 0 && !exited_ && stop(SIGTERM, std::chrono::seconds(60)) == -1 && !exited_) {
       kill(-pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    for (const char* name : {"tablesim.pid", "jackpotd.pid"}) {
+      std::ifstream in(var_ + "/demo/" + name);
+      pid_t left = 0;
+      if (in >> left && left > 0) kill(left, SIGKILL);
+    }
+    testing::run_command("cd " JACKPOTD_SOURCE_DIR
+                         " && bash -c 'source ops/lib/pg.sh && "
+                         "pg_cluster_stop \"$0\"' " +
+                         var_ + "/pg");
     std::error_code ignored;
     std::filesystem::remove(output_, ignored);
   }
@@ -94,6 +106,7 @@ class Demo {
     return exited_;
   }
   static inline int runs_ = 0;
+  std::string var_;
   pid_t pid_ = -1;
   int status_ = 0;
   bool exited_ = false;

@@ -55,7 +55,12 @@ INSTANTIATE_TEST_SUITE_P(
             R"(jackpotd: a)"
             "\x01"
             R"(z\ (k="tab\there"))",
-            R"({"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"a\u0001z\\","k":"tab\there"})"}),
+            R"({"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"a\u0001z\\","k":"tab\there"})"},
+        RenderCase{"Utf8IsKeptAndOtherBytesReplaced",
+                   {LogLevel::error, "cannot read /tmp/caf\xc3\xa9/\xff\xfe.txt", {}},
+                   "jackpotd: error: cannot read /tmp/caf\xc3\xa9/\xff\xfe.txt",
+                   "{\"time\":\"2026-12-03T06:20:00.123456Z\",\"level\":\"error\",\"message\":"
+                   "\"cannot read /tmp/caf\xc3\xa9/\\ufffd\\ufffd.txt\"}"}),
     [](const auto& test) { return std::string(test.param.name); });
 
 Payout payout(AwardKind kind, PayoutState state) {
@@ -90,9 +95,9 @@ TEST(CommitLog, HitsAndPayoutsThatWaitAreLoggedWithTheirIds) {
       lines(records),
       ::testing::ElementsAre(
           "jackpotd: progressive hit; the payout waits for a supervisor (table=HUH-1, round=57, "
-          "seat=3, link=huh-royal, level=2, payout=17, kind=must_hit_by, amount=187.25)",
+          "seat=3, link=huh-royal, meter_level=2, payout=17, kind=must_hit_by, amount=187.25)",
           "jackpotd: progressive hit paid (table=HUH-1, round=57, seat=3, link=huh-royal, "
-          "level=2, payout=17, kind=percent, amount=187.25)",
+          "meter_level=2, payout=17, kind=percent, amount=187.25)",
           "jackpotd: payout waits for a supervisor (table=HUH-1, round=57, seat=3, "
           "link=huh-royal, payout=17, kind=fixed, amount=187.25)"));
 }
@@ -138,17 +143,29 @@ TEST(CommitLog, DecisionsVoidsLinksAdjustmentsAndRebases) {
       ::testing::ElementsAre(
           "jackpotd: round voided (table=MS-1, round=9, from=locked, reason=misdeal)",
           "jackpotd: payout approved and paid (table=HUH-1, round=57, seat=3, link=huh-royal, "
-          "level=2, payout=17, kind=percent, amount=187.25, by=supervisor/ann, approvals=1, "
+          "meter_level=2, payout=17, kind=percent, amount=187.25, by=supervisor/ann, approvals=1, "
           "required=1)",
           "jackpotd: warning: payout rejected: the award returned to the meter (table=HUH-1, "
           "round=57, seat=3, link=huh-royal, payout=17, kind=fixed, amount=187.25, "
           "by=supervisor/bo, reason=\"sensor fault\")",
           "jackpotd: warning: link closed (link=five-card-link, by=admin/ops, reason=\"sign "
           "maintenance\")",
-          "jackpotd: warning: meter adjusted (link=huh-royal, level=1, amount=-1.00, "
+          "jackpotd: warning: meter adjusted (link=huh-royal, meter_level=1, amount=-1.00, "
           "meter_after=1234.00, by=admin/ops, reason=\"double lock\")",
           "jackpotd: warning: round counter re-based (table=HUH-2, last_round=5000, "
           "next_round=1, epoch=1, by=supervisor/ann, reason=\"controller card swapped\")"));
+}
+
+// As JSON: the line's own "level" is the log level; ids that may pass 2^53 are strings.
+TEST(CommitLog, JsonKeepsTheLogLevelKeyAndIdsAsStrings) {
+  Records records;
+  records.payouts = {payout(AwardKind::must_hit_by, PayoutState::pending)};
+  const std::vector<LogEvent> events = commit_events(records);
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(render(events[0], LogFormat::json, kTime),
+            R"({"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"progressive hit; )"
+            R"(the payout waits for a supervisor","table":"HUH-1","round":"57","seat":3,"link":)"
+            R"("huh-royal","meter_level":2,"payout":"17","kind":"must_hit_by","amount":"187.25"})");
 }
 
 TEST(CommitLog, AnOrdinaryRoundSaysNothing) {

@@ -89,6 +89,22 @@ tables { id: "MS" game: TABLE_GAME_MISSISSIPPI_STUD seats: 1
   ASSERT_EQ(error, "");
   ASSERT_EQ(shapes.size(), 1U);
   EXPECT_EQ(shapes[0].links[0].base_wager_cents, 500);
+  EXPECT_EQ(shapes[0].links[0].max_units, 100U);  // The floor's default.
+}
+
+TEST(TablesimDeal, NoSeatWagersMoreThanItsLinkAllows) {
+  ASSERT_GE(sodium_init(), 0);
+  TableShape shape{"T", 6, 2, 5, 0, {{"capped", 100, 2}, {"open", 100, 100}}};
+  std::uint32_t most[2] = {0, 0};
+  for (std::uint64_t round_id = 1; round_id <= 500; ++round_id) {
+    RoundRandom random(seed_from_text("caps"), "T", round_id);
+    for (const RoundPlan::Wager& wager : plan_round(shape, {1.0, 5, 0.0}, random).wagers) {
+      const std::size_t index = wager.link_id == "capped" ? 0 : 1;
+      most[index] = std::max(most[index], static_cast<std::uint32_t>(wager.amount_cents / 100));
+    }
+  }
+  EXPECT_EQ(most[0], 2U);  // The link's max_wager_units.
+  EXPECT_EQ(most[1], 5U);  // --max-units.
 }
 
 TEST(TablesimDeal, LinksThatWantDifferentLinkCardsAtOneTableAreRefused) {
@@ -114,7 +130,7 @@ tables { id: "HCF" game: TABLE_GAME_HIGH_CARD_FLUSH seats: 8
 }
 
 TableShape stud_with_link_cards() {
-  return {"MS-1", 6, 2, 3, 5, {{"five-card-link", 100}, {"seven-card-link", 100}}};
+  return {"MS-1", 6, 2, 3, 5, {{"five-card-link", 100, 100}, {"seven-card-link", 100, 100}}};
 }
 
 RoundPlan plan(const std::string& seed, const std::string& table, std::uint64_t round,
