@@ -20,9 +20,10 @@
 // After UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED a request is sent again, the same
 // request with the same ids (jackpotd answers a repeat with its first answer), after 50 ms
 // doubling to 2 s, for as long as it takes (each table reconnects within a second of jackpotd
-// coming back). A link closed by an operator or unavailable (link_closed, link_unavailable)
-// voids the round if it was open and pauses the table 5 s, again until the link opens; any other
-// refusal ends the table (an unknown table, a round counter ahead of the run's ids). With
+// coming back). A link closed by an operator (link_closed) voids the round if it was open and
+// pauses the table 5 s, again until the link opens; an unavailable link answers UNAVAILABLE and
+// is retried; any other refusal ends the table (an unknown table, round ids that do not follow
+// the table's rounds on jackpotd). With
 // --state-dir, each table's round id and whether its round finished are kept in DIR/<table>.round
 // (and the seed in DIR/seed when --seed is not given): a later run resumes an unfinished round with
 // the same requests and goes on from the next id, as a table controller does after a restart (the
@@ -344,12 +345,11 @@ class Table {
     call->reader->Finish(&call->response, &call->status, call);
   }
 
-  // A refusal because a link of the table takes no wagers now (docs/refusals.md: the refusal's
-  // name starts the message).
+  // A refusal because an operator closed a link of the table (docs/refusals.md: the refusal's
+  // name starts the message). An unavailable link answers UNAVAILABLE: retried as it is.
   static bool link_not_open(const grpc::Status& status) {
-    const std::string& message = status.error_message();
     return status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
-           (message.rfind("link_closed:", 0) == 0 || message.rfind("link_unavailable:", 0) == 0);
+           status.error_message().rfind("link_closed:", 0) == 0;
   }
 
   static bool retryable(grpc::StatusCode code) {
@@ -409,17 +409,17 @@ class Table {
       return;
     }
     if (link_not_open(status)) {
-      // An operator closed a link of the table, or the database is away: waiting cures it.
+      // An operator closed a link of the table: waiting cures it.
       refused("OpenRound", status);
       wait_then([this] { begin_round(); }, Clock::now() + kRefusedPause);
       return;
     }
     unexpected("OpenRound", status);
     if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
-      say(shape_.table_id + ": jackpotd's round counter for the table is past round " +
-          std::to_string(round_id_) +
-          " (another run played it without this --state-dir, or the state was lost): play "
-          "with the state directory of the run before, or a new database");
+      say(shape_.table_id + ": round " + std::to_string(round_id_) +
+          " does not follow the table's rounds on jackpotd (another run played the table "
+          "without this --state-dir, or its state was lost): play with the state directory of "
+          "the run before, or a new database");
     }
     finish();  // Unknown table, wrong certificate, a counter ahead: nothing waiting cures.
   }
@@ -651,10 +651,18 @@ double cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-double percentile(std::vector<double> values, double p) {
+// The value below which a share p of the total weight lies.
+double weighted_percentile(std::vector<std::pair<double, double>>& values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
+  double total = 0;
+  for (const auto& [value, weight] : values) total += weight;
+  double below = 0;
+  for (const auto& [value, weight] : values) {
+    below += weight;
+    if (below >= p * total) return value;
+  }
+  return values.back().first;
 }
 
 std::string progress(const Totals& totals, double elapsed) {
@@ -731,7 +739,6 @@ int run(const Options& options) {
     arguments.SetInt("jackpotd.channel", static_cast<int>(i));  // A connection per table.
     // Reconnect within a second of jackpotd coming back (gRPC's default backs off to 2 min).
     arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     auto channel = jackpot::tools::channel_as(options.connection, "table/" + shapes[i].table_id,
                                               arguments, error);
@@ -808,10 +815,15 @@ int run(const Options& options) {
 
   say("done: " + progress(totals, seconds) + ", " + money(totals.paid_cents) + " paid at once");
   if (options.latencies) {
-    std::map<std::string, std::vector<double>> all;
+    // Each thread's kept samples stand for all the calls it saw: weighted by seen / kept.
+    std::map<std::string, std::vector<std::pair<double, double>>> all;
+    std::map<std::string, std::uint64_t> calls;
     for (const Samples& sample : samples) {
       for (const auto& [command, values] : sample.us) {
-        all[command].insert(all[command].end(), values.begin(), values.end());
+        const std::uint64_t seen = sample.seen.at(command);
+        calls[command] += seen;
+        const double weight = static_cast<double>(seen) / static_cast<double>(values.size());
+        for (const double value : values) all[command].emplace_back(value, weight);
       }
     }
     char line[256];
@@ -819,9 +831,11 @@ int run(const Options& options) {
     std::snprintf(line, sizeof line, "requests %.0f, %.0f requests/s, client CPU %.1f us/request",
                   requests, requests / seconds, requests > 0 ? cpu * 1e6 / requests : 0.0);
     say(line);
-    for (const auto& [command, values] : all) {
-      std::snprintf(line, sizeof line, "%-12s p50 %8.0f us   p99 %8.0f us   (%zu)", command.c_str(),
-                    percentile(values, 0.5), percentile(values, 0.99), values.size());
+    for (auto& [command, values] : all) {
+      std::snprintf(line, sizeof line, "%-12s p50 %8.0f us   p99 %8.0f us   (%llu)",
+                    command.c_str(), weighted_percentile(values, 0.5),
+                    weighted_percentile(values, 0.99),
+                    static_cast<unsigned long long>(calls[command]));
       say(line);
     }
   }

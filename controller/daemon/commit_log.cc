@@ -32,7 +32,7 @@ std::vector<LogEvent> commit_events(const Records& records) {
     events.push_back(
         {LogLevel::info,
          "round voided",
-         {text("table", round.table.value()), number("round", round.round.value()),
+         {text("table", round.table.value()), text("round", std::to_string(round.round.value())),
           text("from", std::string(to_string(round.voided_from))), text("reason", round.reason)}});
   }
   for (const Payout& payout : records.payouts) {
@@ -77,12 +77,13 @@ std::vector<LogEvent> commit_events(const Records& records) {
           text("by", adjustment.requested_by), text("reason", adjustment.reason)}});
   }
   for (const RoundCounterRebaseRecord& rebase : records.rebases) {
-    events.push_back(
-        {LogLevel::warning,
-         "round counter re-based",
-         {text("table", rebase.table.value()), number("last_round", rebase.last_round.value()),
-          number("next_round", rebase.next_round.value()), number("epoch", rebase.epoch),
-          text("by", rebase.requested_by), text("reason", rebase.reason)}});
+    events.push_back({LogLevel::warning,
+                      "round counter re-based",
+                      {text("table", rebase.table.value()),
+                       text("last_round", std::to_string(rebase.last_round.value())),
+                       text("next_round", std::to_string(rebase.next_round.value())),
+                       number("epoch", rebase.epoch), text("by", rebase.requested_by),
+                       text("reason", rebase.reason)}});
   }
   return events;
 }

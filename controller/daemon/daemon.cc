@@ -174,13 +174,17 @@ class CommitLogWriter {
   CommitLogWriter(const CommitLogWriter&) = delete;
   CommitLogWriter& operator=(const CommitLogWriter&) = delete;
 
+  // The events of a batch committed now: their lines carry this time, however late written.
   void add(std::vector<LogEvent> events) {
     if (events.empty()) return;
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
     {
       std::lock_guard lock(mutex_);
       for (LogEvent& event : events) {
         if (queued_.size() < kMaxQueued) {
-          queued_.push_back(std::move(event));
+          queued_.push_back({std::move(event), now});
         } else {
           ++dropped_;
         }
@@ -194,12 +198,12 @@ class CommitLogWriter {
     std::unique_lock lock(mutex_);
     for (;;) {
       changed_.wait(lock, [&] { return stopping_ || !queued_.empty() || dropped_ > 0; });
-      std::deque<LogEvent> taking;
+      std::deque<Queued> taking;
       taking.swap(queued_);
       const std::uint64_t dropped = std::exchange(dropped_, 0);
       const bool stop = stopping_;
       lock.unlock();
-      for (const LogEvent& event : taking) write_log(event);
+      for (const Queued& queued : taking) write_log(queued.event, queued.unix_us);
       if (dropped > 0) {
         write_log({LogLevel::warning,
                    "log lines dropped: the log could not keep up",
@@ -210,9 +214,13 @@ class CommitLogWriter {
     }
   }
 
+  struct Queued {
+    LogEvent event;
+    std::int64_t unix_us = 0;
+  };
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<LogEvent> queued_;
+  std::deque<Queued> queued_;
   std::uint64_t dropped_ = 0;
   bool stopping_ = false;
   std::thread thread_;

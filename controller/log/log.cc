@@ -162,10 +162,13 @@ std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us
 void set_log_format(LogFormat format) { g_format.store(format); }
 
 void write_log(const LogEvent& event) {
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  const std::string line = render(event, g_format.load(), now) + "\n";
+  write_log(event, std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
+}
+
+void write_log(const LogEvent& event, std::int64_t unix_us) {
+  const std::string line = render(event, g_format.load(), unix_us) + "\n";
   const std::lock_guard lock(g_write_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);

@@ -18,7 +18,8 @@ enum class LogFormat : std::uint8_t { text, json };
 std::string_view to_string(LogLevel level);
 
 struct LogField {
-  std::string key;    // A fixed name: "table", "round", "payout", "link", "level", "seat", ...
+  std::string key;    // A fixed name: "table", "round", "payout", "link", "meter_level", "seat",
+                      // ...; never "time", "level" or "message", the line's own keys.
   std::string value;  // As text; a number when `number`.
   bool number = false;
 };
@@ -36,8 +37,10 @@ struct LogEvent {
 std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us);
 
 // Writes the event to stderr in the process's format (text until set_log_format), one line, whole
-// even when several threads log at once.
+// even when several threads log at once, with the time now or the time it happened (Unix
+// microseconds; a line written later than its event keeps the event's time).
 void write_log(const LogEvent& event);
+void write_log(const LogEvent& event, std::int64_t unix_us);
 void set_log_format(LogFormat format);
 
 // Shorthands.

@@ -54,15 +54,20 @@ class Demo {
       kill(-pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    // Only a process that is still the demo's: its command line names this var/.
     for (const char* name : {"tablesim.pid", "jackpotd.pid"}) {
       std::ifstream in(var_ + "/demo/" + name);
       pid_t left = 0;
-      if (in >> left && left > 0) kill(left, SIGKILL);
+      if (!(in >> left) || left <= 0) continue;
+      std::ifstream cmdline("/proc/" + std::to_string(left) + "/cmdline");
+      std::stringstream arguments;
+      arguments << cmdline.rdbuf();
+      if (arguments.str().find(var_) != std::string::npos) kill(left, SIGKILL);
     }
-    testing::run_command("cd " JACKPOTD_SOURCE_DIR
-                         " && bash -c 'source ops/lib/pg.sh && "
-                         "pg_cluster_stop \"$0\"' " +
-                         var_ + "/pg");
+    testing::run_command("cd '" JACKPOTD_SOURCE_DIR
+                         "' && bash -c 'source ops/lib/pg.sh && "
+                         "pg_cluster_stop \"$0\"' '" +
+                         var_ + "/pg'");
     std::error_code ignored;
     std::filesystem::remove(output_, ignored);
   }
