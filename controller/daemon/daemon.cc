@@ -174,6 +174,12 @@ class CommitLogWriter {
   CommitLogWriter(const CommitLogWriter&) = delete;
   CommitLogWriter& operator=(const CommitLogWriter&) = delete;
 
+  // Returns once every line added so far is written.
+  void flush() {
+    std::unique_lock lock(mutex_);
+    drained_.wait(lock, [&] { return queued_.empty() && dropped_ == 0 && !writing_; });
+  }
+
   // The events of a batch committed now: their lines carry this time, however late written.
   void add(std::vector<LogEvent> events) {
     if (events.empty()) return;
@@ -202,6 +208,7 @@ class CommitLogWriter {
       taking.swap(queued_);
       const std::uint64_t dropped = std::exchange(dropped_, 0);
       const bool stop = stopping_;
+      writing_ = true;
       lock.unlock();
       for (const Queued& queued : taking) write_log(queued.event, queued.unix_us);
       if (dropped > 0) {
@@ -210,6 +217,8 @@ class CommitLogWriter {
                    {{"dropped", std::to_string(dropped), true}}});
       }
       lock.lock();
+      writing_ = false;
+      drained_.notify_all();
       if (stop && queued_.empty()) return;
     }
   }
@@ -220,6 +229,8 @@ class CommitLogWriter {
   };
   std::mutex mutex_;
   std::condition_variable changed_;
+  std::condition_variable drained_;
+  bool writing_ = false;
   std::deque<Queued> queued_;
   std::uint64_t dropped_ = 0;
   bool stopping_ = false;
@@ -651,6 +662,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     host = std::make_unique<EngineHost>(
         std::move(engine).value(), durability.get(), 4096,
         HostTimings{options.probe_interval, options.commit_late, options.read_timeout});
+    // Recovery read the database just now: available, from the first scrape on.
+    metrics.set_database_available(host->available());
     host->observe_commits(
         [&metrics, &commit_log](const std::vector<Records>& batch, double seconds, bool ok) {
           metrics.observe_commit(batch, seconds, ok);
@@ -775,7 +788,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       std::unique_lock lock(poll_mutex);
       auto last_snapshot = std::chrono::steady_clock::now();
       auto last_refusals = last_snapshot;
-      std::optional<FloorReading> last_reading;
+      // A first reading of the state recovery rebuilt (all of it committed), so that the links
+      // are known even if the database fails before the first durable read.
+      std::optional<FloorReading> last_reading = host->read(floor_reading);
       do {
         lock.unlock();
         // A period boundary for reports, and where the next recovery starts summing.
@@ -866,6 +881,7 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   shut_down = true;
   closer.join();
   if (host) host->stop();  // Writes what the last calls gathered.
+  commit_log.flush();      // Their log lines before the stop's.
   if (poller.joinable()) poller.join();
   // Nothing after the stop's audit record waits for the database.
   record_stop(db, options, limits, principal, signal_name, stop_by, refusals);
