@@ -25,4 +25,7 @@ std::shared_ptr<grpc::Channel> channel_as(const Connection& connection,
                                           const grpc::ChannelArguments& arguments,
                                           std::string& error);
 
+// The status code's name as gRPC spells it ("FAILED_PRECONDITION"), for the tools' messages.
+const char* status_code_name(grpc::StatusCode code);
+
 }  // namespace jackpot::tools

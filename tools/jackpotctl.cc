@@ -45,45 +45,6 @@ constexpr const char* kExitCodes =
     "trigger that does not match its commitment); 4 no answer within --deadline, or\n"
     "UNAVAILABLE (jackpotd stopped or unreachable, starting, or its database is down): retry.";
 
-const char* code_name(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK:
-      return "OK";
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND:
-      return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED:
-      return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE:
-      return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL:
-      return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS:
-      return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    default:
-      return "UNKNOWN";
-  }
-}
-
 // Where and as whom to call, and how long to wait for each answer.
 struct Session {
   jackpot::tools::Connection connection;
@@ -101,7 +62,8 @@ struct Session {
 };
 
 int failed(const grpc::Status& status) {
-  std::fprintf(stderr, "jackpotctl: %s: %s\n", code_name(status.error_code()),
+  std::fprintf(stderr, "jackpotctl: %s: %s\n",
+               jackpot::tools::status_code_name(status.error_code()),
                status.error_message().c_str());
   const bool retry = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
                      status.error_code() == grpc::StatusCode::UNAVAILABLE;
@@ -501,8 +463,8 @@ int payouts_watch(Session& session, const std::vector<std::string>& links, doubl
                                status.error_code() == grpc::StatusCode::UNAVAILABLE);
     if (!again) return failed(status);
     std::printf("-- the watch ended (%s: %s); watching again in %lld s\n",
-                code_name(status.error_code()), status.error_message().c_str(),
-                static_cast<long long>(pause.count()));
+                jackpot::tools::status_code_name(status.error_code()),
+                status.error_message().c_str(), static_cast<long long>(pause.count()));
     std::fflush(stdout);
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::seconds(30));

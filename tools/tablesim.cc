@@ -55,7 +55,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <random>
@@ -357,25 +356,7 @@ class Table {
            code == grpc::StatusCode::RESOURCE_EXHAUSTED;
   }
   static std::string status_text(const grpc::Status& status) {
-    static const char* const names[] = {"OK",
-                                        "CANCELLED",
-                                        "UNKNOWN",
-                                        "INVALID_ARGUMENT",
-                                        "DEADLINE_EXCEEDED",
-                                        "NOT_FOUND",
-                                        "ALREADY_EXISTS",
-                                        "PERMISSION_DENIED",
-                                        "RESOURCE_EXHAUSTED",
-                                        "FAILED_PRECONDITION",
-                                        "ABORTED",
-                                        "OUT_OF_RANGE",
-                                        "UNIMPLEMENTED",
-                                        "INTERNAL",
-                                        "UNAVAILABLE",
-                                        "DATA_LOSS",
-                                        "UNAUTHENTICATED"};
-    const auto code = static_cast<std::size_t>(status.error_code());
-    return std::string(code < std::size(names) ? names[code] : "status?") + " " +
+    return std::string(jackpot::tools::status_code_name(status.error_code())) + " " +
            status.error_message();
   }
 
