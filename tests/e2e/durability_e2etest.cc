@@ -302,6 +302,7 @@ TEST(Durability, SigkillAtRandomMomentsLosesNothingAcknowledged) {
   std::vector<Acknowledged> acknowledged;
   std::atomic<bool> done{false};
   std::atomic<int> rounds_played{0};
+  std::atomic<std::size_t> answers{0};
   const auto drive = [&](const std::string& id, std::uint64_t seed) {
     Table table(id, seed);
     while (!done) {
@@ -310,6 +311,7 @@ TEST(Durability, SigkillAtRandomMomentsLosesNothingAcknowledged) {
           if (const auto answer = send(*daemon.table_stub(id), kind, request)) {
             std::lock_guard lock(acknowledged_mutex);
             acknowledged.push_back(acknowledged_of(kind, request, *answer));
+            ++answers;
             break;
           }
           std::this_thread::sleep_for(5ms);
@@ -318,21 +320,39 @@ TEST(Durability, SigkillAtRandomMomentsLosesNothingAcknowledged) {
       ++rounds_played;
     }
   };
+  // Waits until `count` more commands are answered than `since`; false past a generous
+  // deadline (a daemon that no longer answers, not a slow machine).
+  const auto answered_after = [&](std::size_t since, std::size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (answers < since + count) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(1ms);
+    }
+    return true;
+  };
   std::vector<std::thread> tables;
   for (std::uint64_t t = 1; t <= 4; ++t) tables.emplace_back(drive, "T" + std::to_string(t), 6 + t);
+  // Each kill comes at a random moment once the restarted daemon is answering again, so every
+  // kill lands on a daemon with commands in flight however slow the machine is.
   std::mt19937_64 chance(2026);
   int kills = 0;
   for (; kills < kills_target; ++kills) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5 + chance() % 60));
+    if (!answered_after(answers, 1)) {
+      ADD_FAILURE() << "no answer after restart " << kills;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(chance() % 60));
     daemon.stop(SIGKILL);
     daemon.start();
   }
-  std::this_thread::sleep_for(200ms);
+  // After the last restart the tables go on: two rounds' worth of answers for each.
+  const int rounds_before = rounds_played;
+  EXPECT_TRUE(answered_after(answers, 4 * 2 * 3)) << "the tables stopped after the last restart";
   done = true;
   for (std::thread& table : tables) table.join();
   std::printf("killed jackpotd %d times during %d rounds; %zu commands acknowledged\n", kills,
               rounds_played.load(), acknowledged.size());
-  EXPECT_GT(rounds_played.load(), kills);
+  EXPECT_GT(rounds_played.load(), rounds_before);
   daemon.stop(SIGKILL);
   daemon.start();
   // Every acknowledged request is there exactly once; the recent ones replay their answer.
