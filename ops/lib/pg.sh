@@ -73,8 +73,12 @@ pg_cluster_stop() {
 }
 
 # pg_cluster_dsn DIR [DBNAME]: the libpq connection string (without dbname when none is given).
+# The socket directory is quoted as libpq reads values, so a checkout path with spaces works.
 pg_cluster_dsn() {
-  local dsn="host=$1/run port=5432 user=postgres"
+  local host=$1/run
+  host=${host//\\/\\\\}
+  host=${host//\'/\\\'}
+  local dsn="host='$host' port=5432 user=postgres"
   if [ -n "${2:-}" ]; then dsn+=" dbname=$2"; fi
   echo "$dsn"
 }
