@@ -187,8 +187,9 @@ TEST_F(AccessEndToEnd, EveryRoleAgainstEveryRpc) {
                   method.find("Reflection") != std::string::npos;
       }
       const bool allowed = (access.roles & role_bit(principal.role)) != 0;
-      const grpc::Status status =
-          call_bytes(channel, method, bytes, streams ? std::chrono::milliseconds(1500) : 10000ms);
+      // An allowed stream runs until its deadline; a refusal must come before a long one.
+      const grpc::Status status = call_bytes(
+          channel, method, bytes, streams && allowed ? std::chrono::milliseconds(1500) : 10000ms);
       ++pairs;
       if (allowed) {
         EXPECT_NE(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
@@ -312,7 +313,7 @@ TEST_F(AccessEndToEnd, CallersWithoutAGoodCertificateAreUnauthenticated) {
   auto plain =
       pb::AdminService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 3s);
+  context.set_deadline(std::chrono::system_clock::now() + 10s);
   pb::ListMetersResponse meters;
   EXPECT_EQ(plain->ListMeters(&context, {}, &meters).error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(state(), before);
@@ -418,7 +419,7 @@ TEST_F(AccessEndToEnd, SighupRotatesTheCertificatesWithoutARestart) {
 
   install(TestPki::other());
   daemon_->send_signal(SIGHUP);
-  for (int i = 0; i < 100 && daemon_->stderr_text().find("received SIGHUP: read the TLS files "
+  for (int i = 0; i < 600 && daemon_->stderr_text().find("received SIGHUP: read the TLS files "
                                                          "again") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(50ms);
@@ -447,7 +448,7 @@ TEST_F(AccessEndToEnd, SighupRotatesTheCertificatesWithoutARestart) {
   std::ofstream(dir / "server.key") << read(TestPki::site().dir() + "/server.key");
   daemon_->send_signal(SIGHUP);
   for (int i = 0;
-       i < 100 && daemon_->stderr_text().find("the files in force stay") == std::string::npos;
+       i < 600 && daemon_->stderr_text().find("the files in force stay") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(50ms);
   }

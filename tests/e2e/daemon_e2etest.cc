@@ -62,7 +62,7 @@ std::vector<std::string> local_args(const std::string& dsn) {
 grpc::health::v1::HealthCheckResponse::ServingStatus check_health(const std::string& address) {
   auto stub = grpc::health::v1::Health::NewStub(channel_as(address, "sign/e2e"));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  context.set_deadline(std::chrono::system_clock::now() + 30s);
   grpc::health::v1::HealthCheckResponse response;
   const grpc::Status status = stub->Check(&context, {}, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
@@ -73,7 +73,7 @@ std::vector<std::string> list_services(const std::string& address) {
   auto stub =
       grpc::reflection::v1alpha::ServerReflection::NewStub(channel_as(address, "admin/e2e"));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  context.set_deadline(std::chrono::system_clock::now() + 30s);
   auto stream = stub->ServerReflectionInfo(&context);
   grpc::reflection::v1alpha::ServerReflectionRequest request;
   request.set_list_services("*");

@@ -119,7 +119,19 @@ class Copy {
     pqxx::connection admin(TestDatabase::cluster_dsn("postgres"));
     pqxx::nontransaction tx(admin);
     tx.exec("DROP DATABASE IF EXISTS " + name_);
-    tx.exec("CREATE DATABASE " + name_ + " TEMPLATE " + of.name());
+    // A stopped daemon's server processes may take a moment to leave; PostgreSQL refuses a
+    // template in use after waiting 5 s, so this tries for a minute.
+    for (int attempt = 1;; ++attempt) {
+      try {
+        tx.exec("CREATE DATABASE " + name_ + " TEMPLATE " + of.name());
+        return;
+      } catch (const pqxx::sql_error& error) {
+        if (attempt == 12 ||
+            std::string(error.what()).find("accessed by other users") == std::string::npos) {
+          throw;
+        }
+      }
+    }
   }
   ~Copy() {
     try {
@@ -239,7 +251,7 @@ TEST(DatabaseTrust, ARebuildWhileRunningRefusesADatabaseThatLostAcknowledgedBatc
                                std::to_string(acknowledged - 1) + ", but this daemon saw batch " +
                                std::to_string(acknowledged);
   std::string log;
-  for (int attempt = 0; attempt < 100 && log.find(expected) == std::string::npos; ++attempt) {
+  for (int attempt = 0; attempt < 300 && log.find(expected) == std::string::npos; ++attempt) {
     std::this_thread::sleep_for(100ms);
     log = daemon.process->stderr_text();
   }
@@ -250,7 +262,7 @@ TEST(DatabaseTrust, ARebuildWhileRunningRefusesADatabaseThatLostAcknowledgedBatc
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE) << refused.error_message();
   auto health = grpc::health::v1::Health::NewStub(daemon.channel);
   grpc::health::v1::HealthCheckResponse status;
-  for (int attempt = 0; attempt < 30; ++attempt) {
+  for (int attempt = 0; attempt < 300; ++attempt) {
     grpc::ClientContext context;
     ASSERT_TRUE(health->Check(&context, {}, &status).ok());
     if (status.status() == grpc::health::v1::HealthCheckResponse::NOT_SERVING) break;

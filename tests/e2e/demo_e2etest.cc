@@ -166,13 +166,11 @@ TEST_F(DemoTest, TheFloorPlaysAPayoutIsApprovedTheSignShowsTheMeterAndASecondRun
     const auto sign_port = demo.until(R"(ops/demo: signs +http://127\.0\.0\.1:([0-9]+)/sign/)", 1s);
     ASSERT_TRUE(sign_port) << demo.output();
     const Browser browser(std::stoi(*sign_port), "/sign/huh-royal");
-    const auto meter = browser.until(
-        [](const std::string& snapshot) {
-          std::smatch match;
-          return std::regex_search(snapshot, match, std::regex(R"("huh-royal/1":([0-9]+))")) &&
-                 std::stoll(match[1]) > 100000;
-        },
-        30s);
+    const auto meter = browser.until([](const std::string& snapshot) {
+      std::smatch match;
+      return std::regex_search(snapshot, match, std::regex(R"("huh-royal/1":([0-9]+))")) &&
+             std::stoll(match[1]) > 100000;
+    });
     EXPECT_TRUE(meter) << browser.log();
 
     const std::string metrics = testing::http_get(std::stoi(*metrics_port), "/metrics");

@@ -253,16 +253,19 @@ TEST(Durability, ACleanRestartKeepsMetersOpenRoundsAndFirstAnswers) {
   }
   const std::int64_t meter = daemon.meter_micros(1);
   const std::int64_t must_hit_by = daemon.meter_micros(2);
-  // The metrics say what happened: 40 settled rounds, committed in batches, the meters.
-  std::this_thread::sleep_for(1500ms);  // The meter gauges are read once a second.
-  const std::string metrics = testing::http_get(daemon.metrics_port, "/metrics");
+  // The metrics say what happened: 40 settled rounds, committed in batches, the meters (read
+  // once a second: polled for up to 30 s).
+  const std::string meter_series =
+      "jackpotd_meter{level=\"1\",link=\"dur-link\"} " + std::to_string(meter / 1'000'000);
+  std::string metrics = testing::http_get(daemon.metrics_port, "/metrics");
+  for (int i = 0; i < 150 && metrics.find(meter_series) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(200ms);
+    metrics = testing::http_get(daemon.metrics_port, "/metrics");
+  }
+  EXPECT_NE(metrics.find(meter_series), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("jackpotd_rounds_total{phase=\"settled\"} 40"), std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("jackpotd_commit_batch_commands_count"), std::string::npos);
-  EXPECT_NE(metrics.find("jackpotd_meter{level=\"1\",link=\"dur-link\"} " +
-                         std::to_string(meter / 1'000'000)),
-            std::string::npos)
-      << metrics;
 
   daemon.stop(SIGTERM);
   daemon.start();

@@ -200,9 +200,11 @@ class SignEndToEnd : public ::testing::Test {
   int web_port_ = 0;
 };
 
-// One HTTP request to the web sign; the answer's status line and as much of it as arrives within
-// `for_ms` (the server closes every answer but an event stream).
-std::string http(int port, const std::string& method, const std::string& path, int for_ms = 2000) {
+// One HTTP request to the web sign; the answer, read until the server closes it (it closes every
+// answer but an event stream), until it holds `stop_at` when one is given, or for 10 s at most.
+std::string http(int port, const std::string& method, const std::string& path,
+                 const std::string& stop_at = "") {
+  const int for_ms = 10000;
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -220,6 +222,7 @@ std::string http(int port, const std::string& method, const std::string& path, i
         const ssize_t got = recv(fd, buffer, sizeof buffer, 0);
         if (got <= 0) break;
         answer.append(buffer, static_cast<std::size_t>(got));
+        if (!stop_at.empty() && answer.find(stop_at) != std::string::npos) break;
       }
     }
   }
@@ -337,7 +340,9 @@ TEST_F(SignEndToEnd, ASignSeesTheSnapshotThenEachCommittedChangeInOrder) {
   do {
     ASSERT_TRUE(lobby->reader->Read(&quiet));
   } while (!quiet.has_heartbeat());
-  EXPECT_LT(std::chrono::steady_clock::now() - before, 4s);
+  // Due after 2 s; the bound leaves a loaded machine room, and a sign that hears nothing for
+  // long would not know it is still connected.
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 15s);
   EXPECT_EQ(quiet.heartbeat().sequence(), sequence);
 
   // Another sign watching every link sees other-link too, and no tables.
@@ -362,8 +367,8 @@ TEST_F(SignEndToEnd, ASignSeesTheSnapshotThenEachCommittedChangeInOrder) {
 }
 
 // A sign that stops reading holds nothing up: while it stalls, a fast sign sees every change as
-// it is published and the last one within a second, and the tables and admins are answered; when
-// the stalled sign reads again it gets what the network buffered, then the latest.
+// it is published and the last one within a few seconds, and the tables and admins are answered;
+// when the stalled sign reads again it gets what the network buffered, then the latest.
 TEST_F(SignEndToEnd, AStalledSignNeitherSlowsAFastOneNorTheFloor) {
   auto stalled = watch("sign/lobby", "lobby", {"sign-link"}, {});
   pb::SignUpdate update;
@@ -392,7 +397,10 @@ TEST_F(SignEndToEnd, AStalledSignNeitherSlowsAFastOneNorTheFloor) {
   const auto seen =
       until(*fast, sequence, [&](const pb::MeterSnapshot& s) { return level_cents(s, 1) == last; });
   ASSERT_TRUE(seen);
-  EXPECT_LT(std::chrono::steady_clock::now() - last_asked, 1s);
+  // About 300 ms (commit, the feed's pacing of 4 a second, the write). The stalled sign reads
+  // nothing until after this, so a feed it held would show nothing at all; a feed that sent
+  // every change one by one at its pace would take 15 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - last_asked, 5s);
   // The stalled sign, reading again: snapshots in sequence order, ending on the latest.
   const auto caught_up = until(*stalled, stalled_sequence, [&](const pb::MeterSnapshot& s) {
     return level_cents(s, 1) == last;
@@ -489,7 +497,7 @@ TEST_F(SignEndToEnd, TheWebSignAnswersEachPathWithItsStatus) {
   }
   // An event stream: the snapshot at once, as JSON, with the table's placard; never a reserve or
   // a hidden point.
-  const std::string events = http(web_port_, "GET", "/sign/events?table=T1", 1000);
+  const std::string events = http(web_port_, "GET", "/sign/events?table=T1", "}\n\n");
   EXPECT_NE(events.find("Content-Type: text/event-stream"), std::string::npos) << events;
   EXPECT_NE(events.find("event: snapshot\ndata: {\"sequence\":\""), std::string::npos) << events;
   EXPECT_NE(events.find("\"paytables\":[{\"table\":\"T1\""), std::string::npos) << events;

@@ -220,7 +220,7 @@ TEST_F(StreamsEndToEnd, OneClientHostGetsAtMostItsStreams) {
   // A stream that ends gives its slot back (the daemon hears of the cancel asynchronously).
   streams.cancel_one();
   int opened = 0;
-  for (int attempt = 0; attempt < 50 && opened == 0; ++attempt) {
+  for (int attempt = 0; attempt < 300 && opened == 0; ++attempt) {
     opened = streams.open(1);
     if (opened == 0) std::this_thread::sleep_for(100ms);
   }
@@ -252,7 +252,8 @@ TEST_F(StreamsEndToEnd, StreamsHoldNoThreadAndEndCleanlyOnSigterm) {
   const long threads_after = proc_status(pid, "Threads");
   std::printf("%d streams: daemon threads %ld before, %ld after; VmSize %ld kB\n", opened,
               threads_before, threads_after, proc_status(pid, "VmSize"));
-  EXPECT_LT(threads_after - threads_before, 16);
+  // gRPC's own pools may grow a little under load; a thread per stream would add 300.
+  EXPECT_LT(threads_after - threads_before, 64);
 
   daemon_->send_signal(SIGTERM);
   const auto statuses = streams.read_to_end();

@@ -378,8 +378,7 @@ TEST_F(SupervisorEndToEnd, JackpotctlWatchesApprovesAndRejects) {
   const auto jackpotctl = [&](const std::string& principal, const std::string& arguments) {
     return testing::run_tool(JACKPOTCTL_BINARY, address_, principal, arguments);
   };
-  const auto [watched, listed] =
-      jackpotctl("supervisor/alice", "payouts watch --exit-when-idle 1.5");
+  const auto [watched, listed] = jackpotctl("supervisor/alice", "payouts watch --exit-when-idle 5");
   EXPECT_EQ(watched, 0) << listed;
   EXPECT_NE(listed.find("payout " + four + " PENDING"), std::string::npos) << listed;
   EXPECT_NE(listed.find("payout " + royal + " PENDING"), std::string::npos) << listed;

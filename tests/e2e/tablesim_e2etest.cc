@@ -130,6 +130,17 @@ class Simulator {
     text << in.rdbuf();
     return text.str();
   }
+  // Waits until the last value `pattern` captures reaches `at_least`; that value, or the last
+  // seen (-1 for none) when 60 s pass first: a simulator that stopped playing, not a slow one.
+  long long until_at_least(const std::string& pattern, long long at_least) const {
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    long long value = last(pattern);
+    while (value < at_least && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(100ms);
+      value = last(pattern);
+    }
+    return value;
+  }
   // The number after `label` in the last line that has it ("123 rounds"), or -1.
   long long last(const std::string& pattern) const {
     const std::string text = output();
@@ -206,13 +217,21 @@ class TablesimTest : public ::testing::Test {
 };
 
 TEST_F(TablesimTest, RidesOutAJackpotdKilledAndRestartedAndFinishesEveryRoundOnce) {
-  Simulator simulator(simulator_args({"--fast", "--seconds", "8", "--void-probability", "0.05"}));
-  std::this_thread::sleep_for(2500ms);
-  const long long before_kill = simulator.last(R"(tablesim: [0-9]+ s: ([0-9]+) rounds)");
-  EXPECT_GT(before_kill, 0) << simulator.output();
+  // Progress lines come every second; the tables play until told to stop. Each step waits for
+  // what it needs to see, however slow the machine.
+  const std::string progress_rounds = R"(tablesim: [0-9]+ s: ([0-9]+) rounds)";
+  Simulator simulator(simulator_args({"--fast", "--void-probability", "0.1"}));
+  const long long before_kill = simulator.until_at_least(progress_rounds, 1);
+  ASSERT_GT(before_kill, 0) << simulator.output();
   daemon_->kill_hard();
   std::this_thread::sleep_for(1500ms);  // The tables' requests fail meanwhile, and are retried.
   daemon_->start(daemon_->address);
+  EXPECT_GT(simulator.until_at_least(progress_rounds, before_kill + 30), before_kill + 29)
+      << simulator.output();
+  EXPECT_GT(simulator.until_at_least(R"(tablesim: [0-9]+ s: [0-9]+ rounds \(([0-9]+) voided)", 1),
+            0)
+      << simulator.output();
+  simulator.signal(SIGINT);  // Each table finishes its round, then the simulator reports.
   ASSERT_EQ(simulator.wait(40s), 0) << simulator.output();
 
   const std::string output = simulator.output();
@@ -236,8 +255,21 @@ TEST_F(TablesimTest, RidesOutAJackpotdKilledAndRestartedAndFinishesEveryRoundOnc
 TEST_F(TablesimTest, ANextRunResumesTheRoundsAKilledRunLeftAndGoesOn) {
   {
     Simulator first(simulator_args({"--fast"}));
-    std::this_thread::sleep_for(2000ms);
-    first.signal(SIGKILL);  // Mid-round, most likely, for every table: nothing is finished.
+    // Killed once every table keeps a record of a later round than its first (60 s at most):
+    // mid-round, most likely.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    const auto past_first_round = [&] {
+      for (const std::string& table : kTables) {
+        std::ifstream in(work_ + "/state/" + table + ".round");
+        long long round = 0;
+        if (!(in >> round) || round < 2) return false;
+      }
+      return true;
+    };
+    while (!past_first_round() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(20ms);
+    }
+    first.signal(SIGKILL);
     first.wait(10s);
   }
   std::map<std::string, std::pair<long long, std::string>> left;  // Table -> round, phase.

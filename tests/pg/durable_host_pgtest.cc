@@ -36,6 +36,25 @@ using namespace std::chrono_literals;
 
 using testing::FixedClock;
 
+// A one-shot event between threads: set once, waited for with a limit.
+class Signal {
+ public:
+  void set() {
+    std::lock_guard lock(mutex_);
+    set_ = true;
+    changed_.notify_all();
+  }
+  void wait_for(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, limit, [this] { return set_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool set_ = false;
+};
+
 // A one-level Royal Flush link and a six-seat Heads Up Hold'em table that plays it.
 void add_link_and_table(EngineConfig& config, const std::string& link_id,
                         const std::string& table_id, const std::string& seed,
@@ -152,7 +171,7 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
   EXPECT_FALSE(host.read_durable([](const Engine& engine) { return engine.snapshot(); }));
 
   set_failing(*control, false);
-  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+  for (int attempt = 0; attempt < 600 && host.failed(); ++attempt)
     std::this_thread::sleep_for(50ms);
   ASSERT_FALSE(host.failed());
   // The failed void left nothing behind: the engine is the one before it, rebuilt from storage.
@@ -386,7 +405,7 @@ TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
   ASSERT_EQ(refused.calls(), 1);
   EXPECT_EQ(refused.wait(0ms)->error().code, EngineError::link_unavailable);
   set_failing(*control, false);
-  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+  for (int attempt = 0; attempt < 600 && host.failed(); ++attempt)
     std::this_thread::sleep_for(50ms);
   ASSERT_FALSE(host.failed());
   EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
@@ -410,25 +429,28 @@ TEST(DurableHost, ACommitThatWaitsPastItsTimeoutFailsStop) {
   const auto void_round = [&] { return floor.void_round(1); };
   const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
   {
-    // Someone holds the table the void writes to for 3 s: far past the 300 ms timeout, and
-    // released by itself, so that a host without the timeout makes this test fail, not hang.
+    // Someone holds the table the void writes to until the void is answered: far past the
+    // 300 ms timeout. Released by itself after 30 s, so that a host without the timeout makes
+    // this test fail (the void commits then), not hang.
     pqxx::work blocker(*control);
     blocker.exec("LOCK TABLE round_events IN ACCESS EXCLUSIVE MODE");
+    Signal answered;
     std::thread release([&] {
-      std::this_thread::sleep_for(3s);
+      answered.wait_for(30s);
       blocker.commit();
     });
     const auto started = std::chrono::steady_clock::now();
     const auto refused = void_round();
     const auto waited = std::chrono::steady_clock::now() - started;
     const bool failed = host.failed();
+    answered.set();
     release.join();
     ASSERT_FALSE(refused.ok()) << "committed after the lock went away instead";
     EXPECT_EQ(refused.error().code, EngineError::link_unavailable);
-    EXPECT_LT(waited, 2s) << "waited for the lock instead";
+    EXPECT_LT(waited, 10s) << "waited for the lock instead";
     EXPECT_TRUE(failed);
   }
-  for (int attempt = 0; attempt < 100 && host.failed(); ++attempt)
+  for (int attempt = 0; attempt < 600 && host.failed(); ++attempt)
     std::this_thread::sleep_for(50ms);
   ASSERT_FALSE(host.failed());
   EXPECT_EQ(host.read([](const Engine& engine) { return engine.snapshot(); }), before);
@@ -460,27 +482,33 @@ TEST(DurableHost, ACommitServerProcessThatStopsAnsweringFailsStop) {
               .as<int>();
   }
   ASSERT_EQ(::kill(pid, SIGSTOP), 0) << "the test needs to signal the server's processes (root)";
-  // Resumed after 4 s whatever happens, so that a host without its own deadline fails this test
-  // (the void then commits late) instead of hanging it.
-  std::thread watchdog([pid] {
-    std::this_thread::sleep_for(4s);
+  // Resumed once the void is answered, or after 30 s whatever happens, so that a host without
+  // its own deadline fails this test (the void then commits late) instead of hanging it.
+  Signal answered;
+  std::thread watchdog([pid, &answered] {
+    answered.wait_for(30s);
     ::kill(pid, SIGCONT);
   });
   struct Join {
+    Signal& answered;
     std::thread& thread;
-    ~Join() { thread.join(); }
-  } join{watchdog};
+    ~Join() {
+      answered.set();
+      thread.join();
+    }
+  } join{answered, watchdog};
 
   const auto started = std::chrono::steady_clock::now();
   const auto refused = void_round();
   const auto waited = std::chrono::steady_clock::now() - started;
+  answered.set();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, EngineError::link_unavailable);
-  EXPECT_LT(waited, 5s);
+  EXPECT_LT(waited, 10s);
   EXPECT_TRUE(host.failed());
 
   ::kill(pid, SIGCONT);
-  for (int attempt = 0; attempt < 200 && host.failed(); ++attempt)
+  for (int attempt = 0; attempt < 600 && host.failed(); ++attempt)
     std::this_thread::sleep_for(50ms);
   ASSERT_FALSE(host.failed());
   {

@@ -173,7 +173,7 @@ TEST(MeterAdjustments, AFailedCommitKeepsNothingAndTheRetryAppliesOnce) {
     tx.exec("DELETE FROM fail_commits");
     tx.commit();
   }
-  for (int attempt = 0; attempt < 100 && daemon.host->failed(); ++attempt) {
+  for (int attempt = 0; attempt < 600 && daemon.host->failed(); ++attempt) {
     std::this_thread::sleep_for(50ms);
   }
   ASSERT_FALSE(daemon.host->failed());

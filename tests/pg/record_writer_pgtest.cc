@@ -1033,7 +1033,7 @@ TEST_F(RecordWriterTest, ConcurrentWritersChainOneTransactionAtATime) {
     });
     // The second writer waits on the head's lock (seen by a third session), not merely late.
     bool waiting = false;
-    for (int i = 0; i < 100 && !waiting; ++i) {
+    for (int i = 0; i < 1500 && !waiting; ++i) {  // 30 s at most.
       pqxx::nontransaction look(*watcher);
       waiting = look.exec1(
                         "SELECT count(*) FROM pg_stat_activity WHERE datname = "

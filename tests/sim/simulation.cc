@@ -1457,7 +1457,7 @@ class Simulation {
       std::unique_lock lock(signs_->mutex);
       expected = sign::SignBoard(signs_->board.floor(), start, 0).state(0, true);
       // The host answers once a batch is durable; its responder tells the observers just after.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
       for (;;) {
         shown = signs_->board.state(0, true);
         if (shown.links == expected.links && shown.tables == expected.tables) return;

@@ -24,10 +24,10 @@ class Browser {
   // Waits up to `limit` for a snapshot shown that holds every one of `parts`.
   std::optional<std::string> until_shown(
       const std::vector<std::string>& parts,
-      std::chrono::seconds limit = std::chrono::seconds(20)) const;
+      std::chrono::seconds limit = std::chrono::seconds(90)) const;
   // Waits up to `limit` for a snapshot shown that `wanted` accepts.
   std::optional<std::string> until(const std::function<bool(const std::string&)>& wanted,
-                                   std::chrono::seconds limit = std::chrono::seconds(20)) const;
+                                   std::chrono::seconds limit = std::chrono::seconds(90)) const;
   // Everything Chromium wrote.
   std::string log() const;
 
