@@ -57,14 +57,19 @@ void log_line(const std::string& message, LogLevel level = LogLevel::info) {
   write_log({level, message, {}});
 }
 
-// Protobuf's own log lines, as jackpotd's. It writes one for every request whose string field
-// is not UTF-8 (before the adapter refuses it as INVALID_ARGUMENT): those at most one per 10 s,
-// with how many were held back since the last one written; every other line as it comes.
+// Protobuf's own log lines, as jackpotd's, at protobuf's level. It writes one (as an error) for
+// every request whose string field is not UTF-8 (before the adapter refuses it as
+// INVALID_ARGUMENT): a client's fault, so a warning, at most one per 10 s, with how many were held
+// back since the last one written; every other line as it comes.
 void protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
                   const std::string& message) {
   std::string text = "protobuf: " + message + " (" + file + ":" + std::to_string(line) + ")";
+  LogLevel ours = level == google::protobuf::LOGLEVEL_INFO      ? LogLevel::info
+                  : level == google::protobuf::LOGLEVEL_WARNING ? LogLevel::warning
+                                                                : LogLevel::error;
   if (level < google::protobuf::LOGLEVEL_FATAL &&
       message.find("invalid UTF-8") != std::string::npos) {
+    ours = LogLevel::warning;
     static std::mutex mutex;
     static LogThrottle throttle(std::chrono::seconds(10));
     std::lock_guard<std::mutex> lock(mutex);
@@ -74,7 +79,7 @@ void protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
       text += "; " + std::to_string(verdict.held_back) + " more such lines held back before it";
     }
   }
-  log_line(text);
+  log_line(text, ours);
 }
 
 std::string host_name() {
@@ -758,13 +763,28 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
   server->GetHealthCheckService()->SetServingStatus(true);
   metrics.set_start_time_now();
-  // One line that scripts wait for: "serving gRPC on ADDR, metrics on URL|metrics off, signs on
-  // URL|signs off".
-  const std::string metrics_part =
-      exposer ? "metrics on http://" + metrics_address + "/metrics" : std::string("metrics off");
-  const std::string signs_part = web_sign ? "signs on " + signs_url : std::string("signs off");
-  std::printf("jackpotd %s: serving gRPC on %s, %s, %s\n", JACKPOTD_VERSION, grpc_address.c_str(),
-              metrics_part.c_str(), signs_part.c_str());
+  // One line on stdout that scripts wait for: "jackpotd VERSION: serving gRPC on ADDR, metrics
+  // on URL|metrics off, signs on URL|signs off"; with --log-format json, that text is the message
+  // of a JSON line whose fields say the same (so the journal holds JSON lines only).
+  const std::string metrics_url =
+      exposer ? "http://" + metrics_address + "/metrics" : std::string("off");
+  const std::string signs_at = web_sign ? signs_url : std::string("off");
+  const std::string banner = std::string("jackpotd ") + JACKPOTD_VERSION + ": serving gRPC on " +
+                             grpc_address + ", " +
+                             (exposer ? "metrics on " + metrics_url : "metrics off") + ", " +
+                             (web_sign ? "signs on " + signs_at : "signs off");
+  std::string line;
+  if (options.log_json) {
+    line = render_now({LogLevel::info,
+                       banner,
+                       {{"version", JACKPOTD_VERSION},
+                        {"grpc", grpc_address},
+                        {"metrics", metrics_url},
+                        {"signs", signs_at}}});
+  } else {
+    line = banner;
+  }
+  std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 
   // Meters and pending payouts for the metrics endpoint, read once a second.

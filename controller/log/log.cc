@@ -161,11 +161,21 @@ std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us
 
 void set_log_format(LogFormat format) { g_format.store(format); }
 
-void write_log(const LogEvent& event) {
-  write_log(event, std::chrono::duration_cast<std::chrono::microseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count());
+namespace {
+
+std::int64_t unix_us_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
+
+}  // namespace
+
+std::string render_now(const LogEvent& event) {
+  return render(event, g_format.load(), unix_us_now());
+}
+
+void write_log(const LogEvent& event) { write_log(event, unix_us_now()); }
 
 void write_log(const LogEvent& event, std::int64_t unix_us) {
   const std::string line = render(event, g_format.load(), unix_us) + "\n";

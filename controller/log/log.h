@@ -42,6 +42,9 @@ std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us
 void write_log(const LogEvent& event);
 void write_log(const LogEvent& event, std::int64_t unix_us);
 void set_log_format(LogFormat format);
+// The event's line in the process's format with the time now, for a line that goes elsewhere
+// than stderr (the "serving" line on stdout).
+std::string render_now(const LogEvent& event);
 
 // Shorthands.
 void log_info(std::string message, std::vector<LogField> fields = {});

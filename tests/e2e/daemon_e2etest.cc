@@ -197,6 +197,34 @@ TEST(Daemon, LogsJsonLinesWithALevelWhenAsked) {
   EXPECT_TRUE(refused) << daemon.stderr_text();
 }
 
+// With --log-format json the "serving" line on stdout is a JSON line too (the journal gets
+// stdout and stderr), its fields the addresses; every stderr line of a start and stop is JSON.
+TEST(Daemon, TheServingLineIsJsonWhenTheLogIs) {
+  TestDatabase database;
+  auto args = local_args(database.dsn());
+  args.insert(args.end(), {"--log-format", "json"});
+  DaemonProcess daemon(args);
+  const auto line = daemon.read_stdout_line(30s);
+  ASSERT_TRUE(line) << daemon.stderr_text();
+  const std::regex serving(
+      R"re(^\{"time":"[0-9-]{10}T[0-9:.]{15}Z","level":"info","message":"jackpotd \S+: serving )re"
+      R"re(gRPC on (127\.0\.0\.1:[0-9]+), metrics on (http://127\.0\.0\.1:[0-9]+/metrics), )re"
+      R"re(signs off","version":"\S+","grpc":"([^"]+)","metrics":"([^"]+)","signs":"off"\}$)re");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_match(*line, match, serving)) << *line;
+  EXPECT_EQ(match[1], match[3]);
+  EXPECT_EQ(match[2], match[4]);
+  EXPECT_EQ(check_health(match[3]), grpc::health::v1::HealthCheckResponse::SERVING);
+  daemon.send_signal(SIGTERM);
+  EXPECT_EQ(daemon.wait_for_exit(20s), 0) << daemon.stderr_text();
+  std::istringstream errors(daemon.stderr_text());
+  int lines = 0;
+  for (std::string text; std::getline(errors, text); ++lines) {
+    EXPECT_TRUE(text.starts_with("{\"time\":\"") && text.ends_with("}")) << text;
+  }
+  EXPECT_GT(lines, 3);
+}
+
 TEST(Daemon, RefusesADatabasePasswordOnTheCommandLine) {
   DaemonProcess daemon({"--db", "host=/nonexistent-socket-dir dbname=x password=hunter2",
                         "--listen", "127.0.0.1:0", "--metrics", "off"});

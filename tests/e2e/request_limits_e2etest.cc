@@ -412,6 +412,9 @@ TEST_F(RequestLimitsEndToEnd, BytesThatDoNotParseAreInvalidArgumentsForEveryRpc)
   }
   EXPECT_GE(utf8_lines, 1U) << log;  // The first is written: the operator sees that it happens.
   EXPECT_LE(utf8_lines, 2U) << log;  // Not fifty.
+  // A client's fault, not jackpotd's: a warning (protobuf says error).
+  EXPECT_NE(log.find("jackpotd: warning: protobuf: "), std::string::npos) << log;
+  EXPECT_EQ(log.find("jackpotd: error: protobuf: "), std::string::npos) << log;
 
   EXPECT_EQ(journal_size(), journal);
   EXPECT_EQ(meter_micros(), meter);
