@@ -28,6 +28,13 @@ pg_as_owner() {
 pg_cluster_init() {
   local dir=$1 bin
   bin=$(pg_bindir) || return 1
+  # pg_ctl hands the server's options to a shell: a path with these characters would not reach
+  # the server as written.
+  if [[ "$dir" == *[\'\"\$\`\\]* ]]; then
+    echo "ops: the path $dir has a quote, \$, \` or \\ in it, which pg_ctl cannot pass on;" \
+      "use a directory without them" >&2
+    return 1
+  fi
   mkdir -p "$dir/run"
   if [ "$(id -u)" -eq 0 ]; then
     # Every parent must be traversable by the server's user.
@@ -73,12 +80,10 @@ pg_cluster_stop() {
 }
 
 # pg_cluster_dsn DIR [DBNAME]: the libpq connection string (without dbname when none is given).
-# The socket directory is quoted as libpq reads values, so a checkout path with spaces works.
+# The socket directory is quoted as libpq reads values, so a checkout path with spaces works
+# (pg_cluster_init refuses quotes and backslashes).
 pg_cluster_dsn() {
-  local host=$1/run
-  host=${host//\\/\\\\}
-  host=${host//\'/\\\'}
-  local dsn="host='$host' port=5432 user=postgres"
+  local dsn="host='$1/run' port=5432 user=postgres"
   if [ -n "${2:-}" ]; then dsn+=" dbname=$2"; fi
   echo "$dsn"
 }

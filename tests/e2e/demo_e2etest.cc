@@ -122,16 +122,21 @@ class DemoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char name[] = "/tmp/jackpotd-demo.XXXXXX";
-    var_ = mkdtemp(name);
+    root_ = mkdtemp(name);
+    var_ = root_ + "/demo var";  // A space in the path, as in many a home directory.
+    std::filesystem::create_directory(var_);
     // The cluster runs as the postgres user, who must be able to enter it.
-    std::filesystem::permissions(var_, std::filesystem::perms::owner_all |
-                                           std::filesystem::perms::group_exec |
-                                           std::filesystem::perms::others_exec);
+    for (const std::string& dir : {root_, var_}) {
+      std::filesystem::permissions(dir, std::filesystem::perms::owner_all |
+                                            std::filesystem::perms::group_exec |
+                                            std::filesystem::perms::others_exec);
+    }
   }
   void TearDown() override {
     std::error_code ignored;
-    std::filesystem::remove_all(var_, ignored);
+    std::filesystem::remove_all(root_, ignored);
   }
+  std::string root_;
   std::string var_;
 };
 
@@ -145,6 +150,13 @@ TEST_F(DemoTest, TheFloorPlaysAPayoutIsApprovedTheSignShowsTheMeterAndASecondRun
               std::string::npos);
     const auto metrics_port = demo.until(R"(ops/demo: metrics +http://127\.0\.0\.1:([0-9]+)/)", 1s);
     ASSERT_TRUE(metrics_port) << demo.output();
+    // The psql command as printed reaches the demo's database.
+    const auto psql = demo.until(R"(ops/demo: PostgreSQL +(.*)\n)", 1s);
+    ASSERT_TRUE(psql) << demo.output();
+    const auto [psql_code, psql_printed] =
+        testing::run_command(*psql + " -Atc 'SELECT count(*) FROM floor_versions'");
+    EXPECT_EQ(psql_code, 0) << *psql << "\n" << psql_printed;
+    EXPECT_EQ(psql_printed, "1\n") << *psql;
 
     // Rounds are played, and a payout waits for a supervisor.
     const auto rounds = demo.until(R"(tablesim: [0-9]+ s: ([1-9][0-9]*) rounds)", 60s);
@@ -183,6 +195,8 @@ TEST_F(DemoTest, TheFloorPlaysAPayoutIsApprovedTheSignShowsTheMeterAndASecondRun
         << output;
     EXPECT_NE(output.find("tablesim: done: "), std::string::npos) << output;
     EXPECT_NE(output.find(", 0 errors"), std::string::npos) << output;
+    // jackpotd kept its last committed batch: a restored older backup would be refused.
+    EXPECT_TRUE(std::filesystem::exists(var_ + "/demo/commit-mark"));
   }
 
   // The second run: the same cluster and tables, no new cluster, rounds go on without a refusal.
