@@ -765,7 +765,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   metrics.set_start_time_now();
   // One line on stdout that scripts wait for: "jackpotd VERSION: serving gRPC on ADDR, metrics
   // on URL|metrics off, signs on URL|signs off"; with --log-format json, that text is the message
-  // of a JSON line whose fields say the same (so the journal holds JSON lines only).
+  // of a JSON line whose fields say the same, like jackpotd's lines on stderr (gRPC's own lines
+  // there stay text).
   const std::string metrics_url =
       exposer ? "http://" + metrics_address + "/metrics" : std::string("off");
   const std::string signs_at = web_sign ? signs_url : std::string("off");
