@@ -36,25 +36,6 @@ using namespace std::chrono_literals;
 
 using testing::FixedClock;
 
-// A one-shot event between threads: set once, waited for with a limit.
-class Signal {
- public:
-  void set() {
-    std::lock_guard lock(mutex_);
-    set_ = true;
-    changed_.notify_all();
-  }
-  void wait_for(std::chrono::milliseconds limit) {
-    std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, limit, [this] { return set_; });
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  bool set_ = false;
-};
-
 // A one-level Royal Flush link and a six-seat Heads Up Hold'em table that plays it.
 void add_link_and_table(EngineConfig& config, const std::string& link_id,
                         const std::string& table_id, const std::string& seed,
@@ -434,16 +415,16 @@ TEST(DurableHost, ACommitThatWaitsPastItsTimeoutFailsStop) {
     // this test fail (the void commits then), not hang.
     pqxx::work blocker(*control);
     blocker.exec("LOCK TABLE round_events IN ACCESS EXCLUSIVE MODE");
-    Signal answered;
+    Answered<bool> answered;
     std::thread release([&] {
-      answered.wait_for(30s);
+      answered.wait(30s);
       blocker.commit();
     });
     const auto started = std::chrono::steady_clock::now();
     const auto refused = void_round();
     const auto waited = std::chrono::steady_clock::now() - started;
     const bool failed = host.failed();
-    answered.set();
+    answered.set(true);
     release.join();
     ASSERT_FALSE(refused.ok()) << "committed after the lock went away instead";
     EXPECT_EQ(refused.error().code, EngineError::link_unavailable);
@@ -484,16 +465,16 @@ TEST(DurableHost, ACommitServerProcessThatStopsAnsweringFailsStop) {
   ASSERT_EQ(::kill(pid, SIGSTOP), 0) << "the test needs to signal the server's processes (root)";
   // Resumed once the void is answered, or after 30 s whatever happens, so that a host without
   // its own deadline fails this test (the void then commits late) instead of hanging it.
-  Signal answered;
+  Answered<bool> answered;
   std::thread watchdog([pid, &answered] {
-    answered.wait_for(30s);
+    answered.wait(30s);
     ::kill(pid, SIGCONT);
   });
   struct Join {
-    Signal& answered;
+    Answered<bool>& answered;
     std::thread& thread;
     ~Join() {
-      answered.set();
+      answered.set(true);
       thread.join();
     }
   } join{answered, watchdog};
@@ -501,7 +482,7 @@ TEST(DurableHost, ACommitServerProcessThatStopsAnsweringFailsStop) {
   const auto started = std::chrono::steady_clock::now();
   const auto refused = void_round();
   const auto waited = std::chrono::steady_clock::now() - started;
-  answered.set();
+  answered.set(true);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, EngineError::link_unavailable);
   EXPECT_LT(waited, 10s);
