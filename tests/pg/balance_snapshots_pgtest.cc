@@ -15,6 +15,7 @@
 #include "storage/migrations.h"
 #include "storage/reports.h"
 #include "storage/state_loader.h"
+#include "tests/support/fail_stop_gate.h"
 #include "tests/support/fixed_clock.h"
 #include "tests/support/test_database.h"
 
@@ -325,8 +326,11 @@ TEST(BalanceSnapshots, ASnapshotThatDisagreesWithTheStoredOneAtItsTransferFailsI
   floor.exec(
       "UPDATE balance_snapshots SET balance_micros = balance_micros + 1 WHERE "
       "link_id = 'a-link' AND account_kind = 'meter'");
+  testing::FailStopGate gate(*floor.host);
   EXPECT_FALSE(floor.host->snapshot_balances(SnapshotReason::request));
+  EXPECT_TRUE(gate.wait_failed(std::chrono::seconds(60))) << "the batch failed without a fail-stop";
   EXPECT_TRUE(floor.host->failed());
+  gate.release();
 }
 
 // A journal cut at its tail, down to the snapshot's own last transfer: nothing follows the

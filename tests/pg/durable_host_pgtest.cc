@@ -24,6 +24,7 @@
 #include "storage/migrations.h"
 #include "storage/state_loader.h"
 #include "tests/support/codec_v2_writer.h"
+#include "tests/support/fail_stop_gate.h"
 #include "tests/support/fixed_clock.h"
 #include "tests/support/hex.h"
 #include "tests/support/payout_decisions.h"
@@ -141,17 +142,20 @@ TEST(DurableHost, AFailedCommitLeavesNothingInMemoryAndRecoveryRestoresTheEngine
   const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
 
   set_failing(*control, true);
+  testing::FailStopGate gate(host);
   ASSERT_TRUE(host.run([](Engine& engine, Records& records) {
                     return engine.void_round({TableId("T1"), RoundId(1), "misdeal"}, records);
                   })
                   .error()
                   .code == EngineError::link_unavailable);
+  ASSERT_TRUE(gate.wait_failed(60s));
   EXPECT_TRUE(host.failed());
   EXPECT_EQ(open(2).error().code, EngineError::link_unavailable);  // Fail-stop: nothing runs.
   // Nor does anyone read meters the database may not hold.
   EXPECT_FALSE(host.read_durable([](const Engine& engine) { return engine.snapshot(); }));
 
   set_failing(*control, false);
+  gate.release();
   for (int attempt = 0; attempt < 600 && host.failed(); ++attempt)
     std::this_thread::sleep_for(50ms);
   ASSERT_FALSE(host.failed());
@@ -189,8 +193,8 @@ TEST(DurableHost, AnOrderedRecoveryObserverRestartsAfterTheBatchesBeforeTheFailu
     if (ok && locks) {
       held = true;
       changed.notify_all();
-      // Kept until the rebuild (at most 20 s), as a busy responder would be.
-      changed.wait_for(lock, std::chrono::seconds(20), [&] { return recovered; });
+      // Kept until the rebuild (at most 60 s), as a busy responder would be.
+      changed.wait_for(lock, std::chrono::seconds(60), [&] { return recovered; });
       heard.push_back("the lock's batch");
     }
   });
@@ -203,10 +207,12 @@ TEST(DurableHost, AnOrderedRecoveryObserverRestartsAfterTheBatchesBeforeTheFailu
     return [&] {
       std::lock_guard lock(mutex);
       heard.push_back("restart");
+      changed.notify_all();
     };
   });
+  testing::FailStopGate gate(host);
 
-  std::thread locking([&] {
+  std::jthread locking([&] {
     EXPECT_TRUE(host.run([](Engine& engine, Records& records) {
                       return engine.lock_wagers(
                           {TableId("T1"), RoundId(1), {{1, LinkId("f-link"), 500}}}, records);
@@ -215,26 +221,24 @@ TEST(DurableHost, AnOrderedRecoveryObserverRestartsAfterTheBatchesBeforeTheFailu
   });
   {
     std::unique_lock lock(mutex);
-    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(20), [&] { return held; }));
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(60), [&] { return held; }));
   }
   set_failing(*floor.control, true);
-  std::thread voiding([&] { EXPECT_FALSE(floor.void_round(1).ok()); });
-  for (int attempt = 0; attempt < 200 && !host.failed(); ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  ASSERT_TRUE(host.failed());
+  std::jthread voiding([&] { EXPECT_FALSE(floor.void_round(1).ok()); });
+  // The fail-stop itself, held as it happens: recovery may rebuild the engine at once (it only
+  // reads), so a poll of host.failed() can fall between the failure and the rebuild and miss it.
+  ASSERT_TRUE(gate.wait_failed(60s));
   set_failing(*floor.control, false);
+  gate.release();
   locking.join();
   voiding.join();
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    {
-      std::lock_guard lock(mutex);
-      if (heard.size() == 2) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  {
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(
+        changed.wait_for(lock, std::chrono::seconds(60), [&] { return heard.size() == 2; }));
+    EXPECT_EQ(heard, (std::vector<std::string>{"the lock's batch", "restart"}));
   }
-  std::lock_guard lock(mutex);
-  EXPECT_EQ(heard, (std::vector<std::string>{"the lock's batch", "restart"}));
+  host.stop();  // While the observers' state is still alive.
 }
 
 }  // namespace
@@ -364,6 +368,7 @@ TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
   // A batch that fails to commit answers UNAVAILABLE, and the engine keeps nothing of it.
   const EngineSnapshot before = host.read([](const Engine& engine) { return engine.snapshot(); });
   set_failing(*control, true);
+  testing::FailStopGate gate(host);
   Answered<Result<LockWagersAnswer, EngineFailure>> lock;
   host.submit(
       [](Engine& engine, Records& records) {
@@ -375,6 +380,7 @@ TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
   ASSERT_TRUE(locked);
   ASSERT_FALSE(locked->ok());
   EXPECT_EQ(locked->error().code, EngineError::link_unavailable);
+  ASSERT_TRUE(gate.wait_failed(60s));
   // While failed, a submitted command is refused at once.
   Answered<Result<LockWagersAnswer, EngineFailure>> refused;
   host.submit(
@@ -386,6 +392,7 @@ TEST(DurableHost, SubmittedCommandsAreAnsweredOnlyOnceTheirBatchCommits) {
   ASSERT_EQ(refused.calls(), 1);
   EXPECT_EQ(refused.wait(0ms)->error().code, EngineError::link_unavailable);
   set_failing(*control, false);
+  gate.release();
   for (int attempt = 0; attempt < 600 && host.failed(); ++attempt)
     std::this_thread::sleep_for(50ms);
   ASSERT_FALSE(host.failed());
