@@ -1,5 +1,7 @@
 #include "meters/hidden_trigger.h"
 
+#include <algorithm>
+
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -16,6 +18,16 @@ Sha256Digest trigger_commitment(Money point, const TriggerSalt& salt) {
 
 bool verify_trigger(Money point, const TriggerSalt& salt, const Sha256Digest& commitment) {
   return trigger_commitment(point, salt) == commitment;
+}
+
+Money hidden_reset_limit(Money seed, Money must_hit_by) {
+  JACKPOT_INVARIANT(must_hit_by > seed, "a Must-Hit-By amount is above its level's seed");
+  const Money half = Money::from_micros((must_hit_by.micros() - seed.micros()) / 2);
+  return Money::from_micros(seed.micros() + half.floor_to_cent().micros());
+}
+
+Money hidden_return_limit(const HiddenTrigger& trigger, Money meter_before) {
+  return std::max(trigger.range_above, meter_before);
 }
 
 HiddenTrigger draw_hidden_trigger(RandomSource& random, Money reset_value, Money must_hit_by) {

@@ -34,6 +34,25 @@ struct HiddenTrigger {
 // `must_hit_by` itself, so the next contribution hits.
 HiddenTrigger draw_hidden_trigger(RandomSource& random, Money reset_value, Money must_hit_by);
 
+// The hidden point stays unknowable until its hit: nothing but contributions may carry the
+// meter, which everyone sees, past what the committed range (range_above, range_up_to] already
+// says. Two rules follow; each is the one place it is decided.
+//
+// 1. A reset fills a hidden-trigger level from its reserve no higher than the midpoint of the
+//    range the floor gives it, seed + floor_to_cent((must_hit_by - seed) / 2): the next point is
+//    drawn from at least half that range, whatever the reserve holds (the rest stays in the
+//    reserve). Without it a large reserve would fill the meter to a cent below the amount and
+//    leave one possible point. The seed is unaffected; a meter already above the midpoint (the
+//    rest of a hit's contribution on the seed) gets no reserve at all.
+Money hidden_reset_limit(Money seed, Money must_hit_by);
+
+// 2. Returned money (a rejected award, reversed) lifts a hidden-trigger level's meter no
+//    further than an adjustment may (adjustment_raise_cap): to the value the point was drawn
+//    above, or not at all when contributions have already carried the meter past it. The rest
+//    goes to the reserve. Lifting it to a cent below the point, as a non-hidden Must-Hit-By
+//    level may, would tell the point.
+Money hidden_return_limit(const HiddenTrigger& trigger, Money meter_before);
+
 Sha256Digest trigger_commitment(Money point, const TriggerSalt& salt);
 
 // True when point and salt are the ones committed to.

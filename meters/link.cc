@@ -316,6 +316,12 @@ Result<ResetResult, LinkError> Link::reset(std::uint32_t level, Origin origin,
   }
   Money release = reserve(level);
   if (cap) release = std::min(release, room());
+  if (state.rules.trigger == TriggerMode::hidden_uniform) {
+    // The next point keeps a range wide enough not to be known (hidden_reset_limit).
+    const Money limit = hidden_reset_limit(state.rules.seed, *state.rules.must_hit_by);
+    release = std::min(release, Money::from_micros(std::max<std::int64_t>(
+                                    limit.micros() - meter(level).micros(), 0)));
+  }
   if (release > kZero) {
     if (auto error = post(AccountRef::reserve(level), AccountRef::meter(level), release,
                           TransferKind::reserve_release, origin, out)) {
@@ -533,6 +539,7 @@ Result<Money, LinkError> Link::reverse_award(const Transfer& award, Origin origi
   if (!meter_award && !tray_pay) return LinkError::not_an_award;
   if (!ledger_.has(award.debit) || !ledger_.has(award.credit)) return LinkError::foreign_transfer;
   const std::size_t mark = out.size();
+  const Money meter_before = meter_award ? meter(award.debit.level) : Money();
   const TransferKind kind =
       meter_award ? TransferKind::award_reversal : TransferKind::tray_pay_reversal;
   if (auto error = post(AccountRef::link(AccountKind::awards_payable), award.debit, award.amount,
@@ -543,9 +550,11 @@ Result<Money, LinkError> Link::reverse_award(const Transfer& award, Origin origi
     const std::uint32_t level = award.debit.level;
     std::optional<LinkError> error;
     if (levels_[level - 1].rules.must_hit_by) {
-      // A returned Must-Hit-By award may not lift the meter to its amount: the excess waits in
-      // the reserve for the next reset.
-      const Money cap = *live_cap(level);
+      // A returned Must-Hit-By award may not lift the meter to its trigger, nor a hidden one
+      // past what its committed range says (hidden_return_limit): the excess waits in the
+      // reserve for the next reset.
+      const std::optional<HiddenTrigger>& hidden = levels_[level - 1].hidden;
+      const Money cap = hidden ? hidden_return_limit(*hidden, meter_before) : *live_cap(level);
       if (meter(level) > cap) {
         error = post(AccountRef::meter(level), AccountRef::reserve(level),
                      Money::from_micros(meter(level).micros() - cap.micros()),

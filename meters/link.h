@@ -169,7 +169,8 @@ class Link {
 
   // Returns an award (payout rejected) to where it came from: a meter award to the meter (the
   // excess over a ceiling overflowing as usual; on a Must-Hit-By level the excess from a cent
-  // below its amount goes to the reserve), a tray pay to the tray.
+  // below its amount goes to the reserve, on a hidden-trigger level the excess over
+  // hidden_return_limit()), a tray pay to the tray.
   Result<Money, LinkError> reverse_award(const Transfer& award, Origin origin,
                                          std::vector<Transfer>& out);
 
@@ -229,7 +230,8 @@ class Link {
   std::optional<LinkError> overflow_above_ceiling(std::uint32_t level, Origin origin,
                                                   std::vector<Transfer>& out);
   // meter += seed + reserve, both only up to the meter's cap (the ceiling, or a cent below a
-  // Must-Hit-By amount); a hidden trigger is drawn and committed anew. Part of every award of
+  // Must-Hit-By amount), the reserve on a hidden-trigger level only up to hidden_reset_limit();
+  // a hidden trigger is drawn and committed anew. Part of every award of
   // 100% and every Must-Hit-By hit, which undo it with the rest of the operation when it fails.
   Result<ResetResult, LinkError> reset(std::uint32_t level, Origin origin,
                                        std::vector<Transfer>& out);

@@ -60,6 +60,53 @@ TEST(HiddenTrigger, CommitmentVerifiesAndDetectsTampering) {
   EXPECT_FALSE(verify_trigger(trigger.point, trigger.salt, other_commitment));
 }
 
+// hidden_reset_limit: the midpoint of (seed, amount], floored to the cent.
+struct ResetLimitCase {
+  const char* seed;
+  const char* must_hit_by;
+  const char* limit;
+};
+class HiddenResetLimit : public ::testing::TestWithParam<ResetLimitCase> {};
+TEST_P(HiddenResetLimit, IsTheMidpointOfTheFloorsRange) {
+  const ResetLimitCase& c = GetParam();
+  EXPECT_EQ(hidden_reset_limit(*Money::parse(c.seed), *Money::parse(c.must_hit_by)),
+            *Money::parse(c.limit));
+}
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HiddenResetLimit,
+    ::testing::Values(ResetLimitCase{"50.00", "250.00", "150.00"},    // The demo's level.
+                      ResetLimitCase{"50.00", "250.01", "150.00"},    // Half a cent floored.
+                      ResetLimitCase{"50.00", "50.01", "50.00"},      // One cent: no reserve.
+                      ResetLimitCase{"50.00", "50.02", "50.01"},      // Two cents: one possible.
+                      ResetLimitCase{"250.00", "1250.00", "750.00"},  // $5 base: all scaled.
+                      ResetLimitCase{"0.00", "100.00", "50.00"},      // A zero seed.
+                      ResetLimitCase{"1000.005", "1100.00", "1049.995"}));  // A sub-cent seed.
+
+// hidden_return_limit: the committed range's lower end, or the meter where contributions have
+// already carried it past that.
+struct ReturnLimitCase {
+  const char* range_above;
+  const char* meter_before;
+  const char* limit;
+};
+class HiddenReturnLimit : public ::testing::TestWithParam<ReturnLimitCase> {};
+TEST_P(HiddenReturnLimit, IsWhatTheRangeAndTheMeterAlreadySay) {
+  const ReturnLimitCase& c = GetParam();
+  HiddenTrigger trigger;
+  trigger.range_above = *Money::parse(c.range_above);
+  trigger.range_up_to = *Money::parse("250.00");
+  trigger.point = *Money::parse("87.90");  // Never part of the answer.
+  EXPECT_EQ(hidden_return_limit(trigger, *Money::parse(c.meter_before)), *Money::parse(c.limit));
+  trigger.point = *Money::parse("249.99");
+  EXPECT_EQ(hidden_return_limit(trigger, *Money::parse(c.meter_before)), *Money::parse(c.limit));
+}
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HiddenReturnLimit,
+    ::testing::Values(ReturnLimitCase{"50.00", "50.00", "50.00"},  // Right after a reset.
+                      ReturnLimitCase{"50.00", "12.00", "50.00"},  // A void lowered it.
+                      ReturnLimitCase{"50.00", "87.89", "87.89"},  // Contributions carried it.
+                      ReturnLimitCase{"50.004", "50.00", "50.004"}));
+
 TEST(HiddenTrigger, AnEmptyRangeFallsBackToTheAmount) {
   SplitMix64 random(1);
   const Money amount = *Money::parse("250.00");

@@ -394,7 +394,9 @@ std::optional<i128> model_cap(const LevelModel& rule) {
   return rule.ceiling;
 }
 
-// meter += seed + reserve, both only up to the meter's cap (link.h).
+// meter += seed + reserve, both only up to the meter's cap (link.h); on a hidden-trigger level
+// the reserve only up to the middle of (seed, amount], to the cent below it, so that the next
+// point keeps at least half of that range (hidden_trigger.h, #32).
 ResetAmounts model_reset(const Rules& rules, Books& books, std::uint32_t level) {
   const LevelModel& rule = rules.level(level);
   Balances& balances = books.balances;
@@ -406,6 +408,10 @@ ResetAmounts model_reset(const Rules& rules, Books& books, std::uint32_t level) 
   books.terms[level].seeds += seed;
   i128 released = balances.reserve[level];
   if (limit) released = std::min(released, std::max(i128{0}, *limit - balances.meter[level]));
+  if (rule.hidden) {
+    const i128 middle = rule.seed + (*rule.must_hit_by - rule.seed) / 2 / kCent * kCent;
+    released = std::min(released, std::max(i128{0}, middle - balances.meter[level]));
+  }
   balances.reserve[level] -= released;
   balances.meter[level] += released;
   return {seed, released};
@@ -526,7 +532,8 @@ std::optional<i128> model_live_cap(const LevelModel& rule, const std::optional<i
 }
 
 void model_reverse_award(const Rules& rules, Books& books, const Transfer& award,
-                         const std::optional<i128>& trigger) {
+                         const std::optional<i128>& trigger,
+                         const std::optional<i128>& hidden_above) {
   const i128 amount = award.amount.micros();
   books.balances.awards_payable -= amount;
   if (award.kind == TransferKind::tray_pay) {
@@ -540,11 +547,14 @@ void model_reverse_award(const Rules& rules, Books& books, const Transfer& award
     fill_meter(rules, books, level, amount);
     return;
   }
-  // A Must-Hit-By meter takes it back only up to a cent below its amount; the rest waits in
-  // its reserve (money stays within the level).
+  // A Must-Hit-By meter takes it back only up to a cent below its amount, a hidden-trigger one
+  // only up to the value its point was drawn above (or not at all once contributions carried it
+  // past that: #32); the rest waits in its reserve (money stays within the level).
   Balances& balances = books.balances;
+  const i128 cap = hidden_above ? std::max(*hidden_above, balances.meter[level])
+                                : *model_live_cap(rule, trigger);
   balances.meter[level] += amount;
-  const i128 excess = std::max(i128{0}, balances.meter[level] - *model_live_cap(rule, trigger));
+  const i128 excess = std::max(i128{0}, balances.meter[level] - cap);
   balances.meter[level] -= excess;
   balances.reserve[level] += excess;
 }
@@ -940,9 +950,14 @@ class LinkProperty {
     const Transfer award = pending_[index];
     const Origin origin = begin("reverse_award", static_cast<std::int64_t>(award.id.value()), 0);
     Books next = books_;
-    model_reverse_award(
-        rules_, next, award,
-        award.kind == TransferKind::award ? triggers()[award.debit.level] : std::nullopt);
+    const bool meter_award = award.kind == TransferKind::award;
+    const std::uint32_t level = award.debit.level;
+    std::optional<i128> hidden_above;
+    if (meter_award && rules_.level(level).hidden && hidden_[level]) {
+      hidden_above = hidden_[level]->range_above.micros();
+    }
+    model_reverse_award(rules_, next, award, meter_award ? triggers()[level] : std::nullopt,
+                        hidden_above);
     const std::size_t mark = transfers_.size();
     const auto result = link_->reverse_award(award, origin, transfers_);
     if (!both_succeeded(result, std::nullopt, mark)) return;

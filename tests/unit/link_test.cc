@@ -282,6 +282,56 @@ TEST(Link, HiddenMustHitByPointIsCommittedAtResetAndRevealedAtTheHit) {
   fixture.expect_reconciled();
 }
 
+// A large reserve fills a hidden-trigger level only to the midpoint of its range: the next
+// point is drawn from (150.00, 250.00], never from a range a cent wide (#32).
+TEST(Link, HiddenMustHitByResetKeepsHalfTheRangeForTheNextPoint) {
+  LevelConfig level = must_hit_by_level(1, TriggerMode::hidden_uniform);
+  level.meter_rate_ppm = 10'000;     // 0.01 a unit.
+  level.reserve_rate_ppm = 500'000;  // 0.50 a unit.
+  Fixture fixture({level});
+  ContributionResult result;
+  std::uint64_t round = 0;
+  while (result.hits.empty() && round < 100'000) result = fixture.contribute(1'000, ++round);
+  ASSERT_EQ(result.hits.size(), 1u);
+  ASSERT_TRUE(result.hits[0].next.has_value());
+  const HiddenTrigger& next = *result.hits[0].next;
+  EXPECT_EQ(fixture.link().meter(1), dollars("150.00"));
+  EXPECT_EQ(next.range_above, dollars("150.00"));
+  EXPECT_EQ(next.range_up_to, dollars("250.00"));
+  EXPECT_GT(fixture.link().reserve(1), dollars("100.00"));  // The rest waits for later resets.
+  fixture.expect_reconciled();
+}
+
+// A rejected Must-Hit-By award on a hidden-trigger level lifts the reset meter no further than
+// the value the new point was drawn above; the rest goes to the reserve. Before #32 it went back
+// up to a cent below the new secret point, which the meter then showed.
+TEST(Link, RejectedHiddenMustHitByAwardDoesNotShowTheNextPoint) {
+  Fixture fixture({must_hit_by_level(1, TriggerMode::hidden_uniform)});
+  ContributionResult result;
+  std::uint64_t round = 0;
+  while (result.hits.empty() && round < 100'000) result = fixture.contribute(1, ++round);
+  ASSERT_EQ(result.hits.size(), 1u);
+  const HiddenTrigger next = *fixture.link().hidden_trigger(1);
+  const Money meter_after_reset = fixture.link().meter(1);
+  const Money reserve_after_reset = fixture.link().reserve(1);
+  const auto& transfers = fixture.transfers();
+  const auto found = std::find_if(transfers.begin(), transfers.end(),
+                                  [&](const Transfer& t) { return t.id == result.hits[0].award; });
+  ASSERT_NE(found, transfers.end());
+  const Transfer award = *found;
+  ASSERT_TRUE(
+      fixture.run([&](Link& link, auto& out) {
+               return link.reverse_award(award, {round, 9}, out);
+             })
+          .ok());
+  EXPECT_EQ(fixture.link().meter(1), std::max(next.range_above, meter_after_reset));
+  EXPECT_LT(fixture.link().meter(1), next.point);
+  EXPECT_EQ(*fixture.link().reserve(1).minus(reserve_after_reset),
+            *award.amount.minus(*fixture.link().meter(1).minus(meter_after_reset)));
+  EXPECT_EQ(fixture.link().hidden_trigger(1), next);  // The point in force is kept.
+  fixture.expect_reconciled();
+}
+
 TEST(Link, FiveDollarBaseWagerMultipliesSeedContributionsAndMustHitBy) {
   Fixture fixture(
       {level_config(1, "1000.00", 150'000, 25'000), must_hit_by_level(2, TriggerMode::at_amount)},
