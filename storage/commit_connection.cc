@@ -178,24 +178,84 @@ void CommitConnection::exec_prepared(const std::string& name,
   finish(until, deadline);
 }
 
-std::string CommitConnection::finish(std::chrono::steady_clock::time_point until,
-                                     std::chrono::milliseconds deadline) {
-  const auto remaining_ms = [&until] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(until -
-                                                                 std::chrono::steady_clock::now())
-        .count();
-  };
+namespace {
+
+std::int64_t remaining_ms(std::chrono::steady_clock::time_point until) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(until -
+                                                               std::chrono::steady_clock::now())
+      .count();
+}
+
+}  // namespace
+
+void CommitConnection::flush(std::chrono::steady_clock::time_point until) {
   // Large batches may not fit the socket at once.
   for (int sent = PQflush(conn_); sent != 0; sent = PQflush(conn_)) {
     if (sent < 0) broken("cannot send the batch");
-    const auto left = remaining_ms();
-    if (left <= 0) break;  // Handled below, with the cancel.
+    const auto left = remaining_ms(until);
+    if (left <= 0) break;  // Handled by the wait for the answer, with the cancel.
     pollfd waits[2] = {{PQsocket(conn_), POLLIN | POLLOUT, 0},
                        {DatabaseWaits::instance().abort_descriptor(), POLLIN, 0}};
     ::poll(waits, 2, static_cast<int>(left));
     if (waits[1].revents & POLLIN) give_up("the daemon is stopping");
     if (waits[0].revents & POLLIN) PQconsumeInput(conn_);
   }
+}
+
+void CommitConnection::wait_readable(std::chrono::steady_clock::time_point until,
+                                     std::chrono::milliseconds deadline) {
+  while (PQisBusy(conn_) != 0) {
+    const auto left = remaining_ms(until);
+    if (left <= 0) {
+      give_up("no answer from the server within " + std::to_string(deadline.count()) + " ms");
+    }
+    pollfd waits[2] = {{PQsocket(conn_), POLLIN, 0},
+                       {DatabaseWaits::instance().abort_descriptor(), POLLIN, 0}};
+    const int ready = ::poll(waits, 2, static_cast<int>(left));
+    if (ready < 0 && errno != EINTR) broken("cannot wait for the server");
+    if (waits[1].revents & POLLIN) give_up("the daemon is stopping");
+    if (ready > 0 && (waits[0].revents != 0) && PQconsumeInput(conn_) != 1) {
+      broken("lost the connection");
+    }
+  }
+}
+
+void CommitConnection::copy_in(const std::string& copy_sql, const std::string& data,
+                               std::chrono::milliseconds deadline) {
+  if (conn_ == nullptr) throw ConnectError("the commit connection is closed");
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  if (PQsendQuery(conn_, copy_sql.c_str()) != 1) broken("cannot send the COPY");
+  flush(until);
+  wait_readable(until, deadline);
+  PGresult* started = PQgetResult(conn_);
+  if (started == nullptr || PQresultStatus(started) != PGRES_COPY_IN) {
+    const char* primary =
+        started != nullptr ? PQresultErrorField(started, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+    const std::string failure =
+        std::string("ERROR:  ") + (primary != nullptr ? primary : "the COPY did not start");
+    PQclear(started);
+    close();  // A failed statement: the session is in no state worth keeping.
+    throw std::runtime_error(failure);
+  }
+  PQclear(started);
+  // Non-blocking: 0 means libpq's buffer is full until some of it is sent.
+  for (int put = PQputCopyData(conn_, data.data(), static_cast<int>(data.size())); put != 1;
+       put = PQputCopyData(conn_, data.data(), static_cast<int>(data.size()))) {
+    if (put < 0) broken("cannot send the COPY's rows");
+    if (remaining_ms(until) <= 0) give_up("the server took no more of the COPY's rows");
+    flush(until);
+  }
+  for (int ended = PQputCopyEnd(conn_, nullptr); ended != 1; ended = PQputCopyEnd(conn_, nullptr)) {
+    if (ended < 0) broken("cannot end the COPY");
+    if (remaining_ms(until) <= 0) give_up("the server took no more of the COPY's rows");
+    flush(until);
+  }
+  finish(until, deadline);
+}
+
+std::string CommitConnection::finish(std::chrono::steady_clock::time_point until,
+                                     std::chrono::milliseconds deadline) {
+  flush(until);
   std::string failure;
   std::string value;
   for (;;) {
@@ -221,18 +281,7 @@ std::string CommitConnection::finish(std::chrono::steady_clock::time_point until
       }
       PQclear(result);
     }
-    const auto left = remaining_ms();
-    if (left <= 0) {
-      give_up("no answer from the server within " + std::to_string(deadline.count()) + " ms");
-    }
-    pollfd waits[2] = {{PQsocket(conn_), POLLIN, 0},
-                       {DatabaseWaits::instance().abort_descriptor(), POLLIN, 0}};
-    const int ready = ::poll(waits, 2, static_cast<int>(left));
-    if (ready < 0 && errno != EINTR) broken("cannot wait for the server");
-    if (waits[1].revents & POLLIN) give_up("the daemon is stopping");
-    if (ready > 0 && (waits[0].revents != 0) && PQconsumeInput(conn_) != 1) {
-      broken("lost the connection");
-    }
+    wait_readable(until, deadline);
   }
 }
 

@@ -51,6 +51,12 @@ class CommitConnection {
                      const std::vector<int>& lengths, const std::vector<int>& formats,
                      std::chrono::milliseconds deadline);
 
+  // Runs `copy_sql` (a COPY ... FROM STDIN) and sends `data` as its rows, in COPY's text
+  // format. The data is in neither pg_stat_activity nor the server's statement log, as a
+  // statement's text and parameters are. Fails (and closes the connection) as exec() does.
+  void copy_in(const std::string& copy_sql, const std::string& data,
+               std::chrono::milliseconds deadline);
+
   bool is_open() const { return conn_ != nullptr; }
   // The server process serving this connection.
   std::int64_t backend_pid() const { return backend_pid_; }
@@ -60,6 +66,11 @@ class CommitConnection {
   // Sends what libpq holds for the server, then collects every result until the deadline; the
   // value and failures as exec() describes.
   std::string finish(std::chrono::steady_clock::time_point until,
+                     std::chrono::milliseconds deadline);
+  // Sends what libpq holds for the server, within the deadline.
+  void flush(std::chrono::steady_clock::time_point until);
+  // Waits until libpq has a result (or none is left) within the deadline.
+  void wait_readable(std::chrono::steady_clock::time_point until,
                      std::chrono::milliseconds deadline);
   [[noreturn]] void broken(const std::string& what);
   [[noreturn]] void give_up(const std::string& why);

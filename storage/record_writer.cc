@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
+#include <pqxx/stream_to>
 #include <span>
 #include <stdexcept>
 #include <type_traits>
@@ -395,10 +396,6 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                {"drawn_at", "timestamptz"},
                                {"trigger_above_micros", "bigint"},
                                {"trigger_up_to_micros", "bigint"}});
-  // A hidden point and its salt, where only the daemon's role reads them (migration 0022).
-  trigger_secrets_ =
-      add_table("jackpot_private.trigger_secrets",
-                {{"draw_id", "bigint"}, {"point_micros", "bigint"}, {"salt", "bytea"}});
   transfers_ = add_table("transfers", {{"link_id", "text"},
                                        {"transfer_id", "bigint"},
                                        {"debit_kind", "account_kind"},
@@ -532,8 +529,10 @@ void BatchRows::add(const Records& records) {
       above = draw.trigger->range_above.micros();
       up_to = draw.trigger->range_up_to.micros();
       commitment = Bytea{draw.trigger->commitment};
-      trigger_secrets_->add(static_cast<std::int64_t>(draw.id), draw.trigger->point.micros(),
-                            Bytea{draw.trigger->salt});
+      // A hidden point and its salt, where only the daemon's role reads them (migration 0022),
+      // through COPY (trigger_secrets_copy()).
+      trigger_secrets_.push_back(
+          {static_cast<std::int64_t>(draw.id), draw.trigger->point.micros(), draw.trigger->salt});
     }
     draws_->add(static_cast<std::int64_t>(draw.id), positive_or_null(draw.round_key),
                 draw.link.value(), static_cast<std::int64_t>(draw.level),
@@ -636,6 +635,19 @@ std::string BatchRows::sql() const {
   return sql;
 }
 
+std::string BatchRows::trigger_secrets_copy() const {
+  std::string data;
+  for (const TriggerSecret& secret : trigger_secrets_) {
+    element(data, secret.draw_id);
+    data += '\t';
+    element(data, secret.point_micros);
+    data += "\t\\\\x";  // COPY's text format doubles the backslash of bytea's \x.
+    append_hex(data, secret.salt);
+    data += '\n';
+  }
+  return data;
+}
+
 std::uint32_t BatchRows::statement_tables() const {
   std::uint32_t mask = 0;
   for (std::size_t t = 0; t < tables_.size(); ++t) {
@@ -686,6 +698,7 @@ BinaryParameters BatchRows::finish_binary(
 
 void BatchRows::clear() {
   for (const auto& table : tables_) table->clear();
+  trigger_secrets_.clear();
   commands_ = 0;
 }
 
@@ -734,6 +747,16 @@ void write_records(pqxx::work& tx, const Records& records) {
   rows.add(records);
   const std::string sql = rows.sql();
   if (!sql.empty()) tx.exec(sql);
+  if (rows.trigger_secrets().empty()) return;
+  // As COPY's data, never in a statement's text or parameters (trigger_secrets_copy()).
+  pqxx::stream_to copy(tx, "jackpot_private.trigger_secrets",
+                       std::vector<std::string>{"draw_id", "point_micros", "salt"});
+  for (const BatchRows::TriggerSecret& secret : rows.trigger_secrets()) {
+    std::string salt = "\\x";  // bytea's hex input; stream_to escapes the backslash for COPY.
+    append_hex(salt, secret.salt);
+    copy << std::make_tuple(secret.draw_id, secret.point_micros, salt);
+  }
+  copy.complete();
 }
 
 }  // namespace jackpot::storage

@@ -61,6 +61,19 @@ class BatchRows {
   // type's name (the server assigns those). Call once, when nothing more will be added.
   BinaryParameters finish_binary(const std::function<std::uint32_t(const std::string&)>& enum_oid);
 
+  // The hidden points and salts drawn by the commands added (docs/audit.md), as the data of
+  // kTriggerSecretsCopy in COPY's text format: one line a draw. Never part of the statement
+  // above: a statement's text is in pg_stat_activity for a pg_monitor role to read, and its
+  // parameters in the server log under log_statement = 'all'; COPY's data is in neither. Run
+  // after the statement, in its transaction (each row names its draw). Empty when none.
+  std::string trigger_secrets_copy() const;
+  struct TriggerSecret {
+    std::int64_t draw_id = 0;
+    std::int64_t point_micros = 0;
+    TriggerSalt salt{};
+  };
+  const std::vector<TriggerSecret>& trigger_secrets() const { return trigger_secrets_; }
+
   // Starts over, keeping the memory for the next batch.
   void clear();
 
@@ -80,7 +93,6 @@ class BatchRows {
   Table* wagers_ = nullptr;
   Table* hands_ = nullptr;
   Table* draws_ = nullptr;
-  Table* trigger_secrets_ = nullptr;
   Table* transfers_ = nullptr;
   Table* payouts_ = nullptr;
   Table* payout_events_ = nullptr;
@@ -90,10 +102,16 @@ class BatchRows {
   Table* snapshots_ = nullptr;
   Table* adjustments_ = nullptr;
   Table* rebases_ = nullptr;
+  std::vector<TriggerSecret> trigger_secrets_;
   std::size_t commands_ = 0;
 };
 
-// Writes one command's records in the caller's transaction; a constraint violation throws and
+// Where trigger_secrets_copy()'s rows go.
+inline constexpr const char* kTriggerSecretsCopy =
+    "COPY jackpot_private.trigger_secrets (draw_id, point_micros, salt) FROM STDIN";
+
+// Writes one command's records in the caller's transaction (a hidden point through COPY, as
+// trigger_secrets_copy() says); a constraint violation throws and
 // the caller's transaction rolls back as a whole.
 void write_records(pqxx::work& tx, const Records& records);
 

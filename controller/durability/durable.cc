@@ -395,8 +395,20 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
                          with_commit_mark(sealed_->statement_sql(), parameters.values.size()),
                          answer_deadline());
     }
-    connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
-                             answer_deadline());
+    const std::string secrets = sealed_->trigger_secrets_copy();
+    if (secrets.empty()) {
+      connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
+                               answer_deadline());
+    } else {
+      // A batch that drew hidden points (a reset, rare) writes them through COPY after the
+      // statement, in one transaction with it: never in a statement's text or parameters,
+      // which pg_stat_activity and a statement log show (BatchRows::trigger_secrets_copy).
+      connection.exec("BEGIN", answer_deadline());
+      connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
+                               answer_deadline());
+      connection.copy_in(storage::kTriggerSecretsCopy, secrets, answer_deadline());
+      connection.exec("COMMIT", answer_deadline());
+    }
     noted(number);
     return true;
   } catch (const std::exception& failure) {
