@@ -120,4 +120,12 @@ Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& rou
   return awards;
 }
 
+DynamicCarry dynamic_pays_carry(RoundPhase last_phase, bool last_round_wagered_on_link) {
+  if (last_phase == RoundPhase::voided) return DynamicCarry::after_void;
+  if (last_phase == RoundPhase::settled && !last_round_wagered_on_link) {
+    return DynamicCarry::after_unwagered_round;
+  }
+  return DynamicCarry::draw;
+}
+
 }  // namespace jackpot

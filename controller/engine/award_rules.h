@@ -89,6 +89,18 @@ Result<std::vector<AwardDecision>, LinkError> decide_awards(const LinkRound& rou
 // 1 otherwise. The same for every award, Must-Hit-By wins included.
 std::uint32_t approvals_required(const LinkSettings& link, Money amount);
 
+// Whether a table's next round keeps the last round's Dynamic Pay selection on a link instead of
+// drawing anew (docs/architecture.md §5a): a selection stands until a round with a progressive
+// wager on that link settles. A voided round (a misdeal) and a round settled with no wager on
+// the link paid nothing from the selection; drawing again after them would let a table redraw
+// as often as it likes (open, settle empty, open) until it shows the boosts it wants.
+enum class DynamicCarry : std::uint8_t {
+  draw,                   // The last round settled with a wager on the link: draw anew.
+  after_void,             // The last round was voided.
+  after_unwagered_round,  // The last round settled with no progressive wager on the link.
+};
+DynamicCarry dynamic_pays_carry(RoundPhase last_phase, bool last_round_wagered_on_link);
+
 // amount × numerator / denominator, floored to the cent (the tray pays whole cents); nothing
 // when it leaves the money range.
 std::optional<Money> scaled_to_cent(Money amount, Money numerator, Money denominator);

@@ -919,11 +919,7 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
   reset(round.awarded_since);
   const std::int64_t now = clock_.now_us();
   OpenRoundAnswer answer{request.table, request.round, {}};
-  // A void never lets a table draw Dynamic Pays again for the same deal: after a void of a round
-  // that never settled, the table's next round keeps that round's selection (recorded as carried
-  // over, not drawn), until a round settles.
-  const RoundState* voided =
-      table.current && table.current->phase == RoundPhase::voided ? &*table.current : nullptr;
+  const RoundState* last = table.current ? &*table.current : nullptr;
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     const auto& played = table.links[i];
     const Paytable& paytable = *played.paytable;
@@ -931,18 +927,22 @@ Result<OpenRoundAnswer, EngineFailure> Engine::open_round(const OpenRoundRequest
     const LinkSettings& settings = played.link->settings;
     const LinkId& link_id = settings.meters.id;
     DynamicSelectionView view{link_id, paytable.id, {}};
-    if (voided != nullptr && i < voided->dynamic.size() &&
-        selection_fits(voided->dynamic[i], paytable)) {
-      round.dynamic[i] = voided->dynamic[i];
+    const DynamicCarry carry =
+        last != nullptr && i < last->dynamic.size()
+            ? dynamic_pays_carry(last->phase, i < last->wagers.size() && !last->wagers[i].empty())
+            : DynamicCarry::draw;
+    if (carry != DynamicCarry::draw && selection_fits(last->dynamic[i], paytable)) {
+      round.dynamic[i] = last->dynamic[i];
       std::string kept = "rows=[";
       for (const auto& [row, option] : round.dynamic[i]) {
         if (kept.size() > 6) kept += ",";
         kept += std::to_string(row) + ":" + std::to_string(option);
       }
-      out.draws.push_back({next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_carried_over,
-                           "voided round " + std::to_string(voided->id.value()) + " (round key " +
-                               std::to_string(voided->key) + ")",
-                           kept + "]", std::nullopt, now});
+      out.draws.push_back(
+          {next_draw_id(), round.key, link_id, 0, DrawKind::dynamic_carried_over,
+           (carry == DynamicCarry::after_void ? "voided round " : "unwagered round ") +
+               std::to_string(last->id.value()) + " (round key " + std::to_string(last->key) + ")",
+           kept + "]", std::nullopt, now});
     } else {
       std::vector<std::size_t> candidates;
       for (std::size_t row = 0; row < paytable.rows.size(); ++row) {

@@ -352,4 +352,21 @@ TEST(AwardRules, APayPastTheMoneyRangeIsRefusedNotWrapped) {
 }
 
 }  // namespace
+// The Dynamic Pay carry-over rule (§5a), every last phase a new round can follow, with and
+// without a wager on the link.
+TEST(AwardRules, ADynamicPaySelectionStandsUntilAWageredRoundSettles) {
+  struct Case {
+    RoundPhase last;
+    bool wagered;
+    DynamicCarry carry;
+  };
+  for (const Case& c : {Case{RoundPhase::settled, true, DynamicCarry::draw},
+                        Case{RoundPhase::settled, false, DynamicCarry::after_unwagered_round},
+                        Case{RoundPhase::voided, true, DynamicCarry::after_void},
+                        Case{RoundPhase::voided, false, DynamicCarry::after_void}}) {
+    EXPECT_EQ(dynamic_pays_carry(c.last, c.wagered), c.carry)
+        << "phase " << static_cast<int>(c.last) << " wagered " << c.wagered;
+  }
+}
+
 }  // namespace jackpot

@@ -1198,10 +1198,11 @@ std::optional<std::size_t> row_labelled(const Paytable& paytable, const std::str
   return std::nullopt;
 }
 
-// A round played to the end with no progressive wager: the next round draws its own Dynamic Pays.
-void settle_without_wagers(Harness& h, const std::string& table, std::uint64_t round) {
-  h.lock(lock_request(table, round, {}));
-  h.settle(settle_request(table, round, {}, {}));
+// A round of HUH-D played to the end with a progressive wager and a hand that pays nothing: the
+// next round draws its own Dynamic Pays (after a round with no wager it keeps this one's, §5a).
+void settle_with_a_wager(Harness& h, std::uint64_t round, std::int64_t base_cents = 100) {
+  h.lock(lock_request("HUH-D", round, {wager(1, "DYN", base_cents)}));
+  h.settle(settle_request("HUH-D", round, {quiet_holdem(1)}, kQuietHoldemBoard));
 }
 
 TEST(EngineDynamicPay, SelectionsStayInBoundsAndAreUniform) {
@@ -1255,7 +1256,7 @@ TEST(EngineDynamicPay, SelectionsStayInBoundsAndAreUniform) {
         EXPECT_FALSE(draw.outcome.empty());
       }
       // Settled, not voided: after a void the next round keeps this selection.
-      settle_without_wagers(h, "HUH-D", round);
+      settle_with_a_wager(h, round);
     }
     EXPECT_LT(chi_square_uniform(counts), chi_square_critical_p001(span - 1)) << "counts";
     std::vector<std::int64_t> hand_counts;
@@ -1317,7 +1318,7 @@ TEST(EngineDynamicPay, SelectedHandPaysItsOptionAndTheNextRoundStartsAfresh) {
       if (!now.count(row)) dropped = row;
     }
     if (!dropped) {
-      settle_without_wagers(h, "HUH-D", round);
+      settle_with_a_wager(h, round, 500);
       previous = now;
       continue;
     }
@@ -1393,12 +1394,44 @@ TEST(EngineDynamicPay, AVoidNeverLetsTheTableDrawAgain) {
   EXPECT_EQ(seen.size(), 1U) << "a dealer could shop for Dynamic Pays by voiding";
   EXPECT_EQ(*seen.begin(), first);
 
-  // A round that settles ends the deal: the round after it draws.
+  // A round that settles with a wager ends the deal: the round after it draws.
   h.open("HUH-D", 21);
-  settle_without_wagers(h, "HUH-D", 21);
+  settle_with_a_wager(h, 21);
   h.open("HUH-D", 22);
   EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 1U);
   EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_carried_over), 0U);
+}
+
+// Nor do empty rounds (#32): open, lock no wager, settle no seat, open again drew a new
+// selection each time, 20 selections in 20 cycles with no card dealt. The selection now stands
+// until a round with a progressive wager on the link settles.
+TEST(EngineDynamicPay, AnEmptyRoundNeverLetsTheTableDrawAgain) {
+  const Paytable& paytable = shipped_paytable("PT-PRG-HUH-D03");
+  Harness h(dynamic_config(paytable, false), 4243);
+  std::set<std::string> seen;
+  for (std::uint64_t round = 1; round <= 20; ++round) {
+    const OpenRoundAnswer answer = h.open("HUH-D", round);
+    std::string pays;
+    for (const DynamicPayView& pay : answer.dynamic_pays.at(0).pays) {
+      pays += pay.hand + " option " + std::to_string(pay.option) + "; ";
+    }
+    seen.insert(pays);
+    if (round > 1) {
+      EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 0U) << "round " << round;
+      ASSERT_EQ(count_draws(h.records(), DrawKind::dynamic_carried_over), 1U) << "round " << round;
+      EXPECT_NE(
+          h.records().draws.front().inputs.find("unwagered round " + std::to_string(round - 1)),
+          std::string::npos)
+          << h.records().draws.front().inputs;
+    }
+    h.lock(lock_request("HUH-D", round, {}));
+    h.settle(settle_request("HUH-D", round, {}, {}));
+  }
+  EXPECT_EQ(seen.size(), 1U) << "a table could shop for Dynamic Pays with empty rounds";
+  h.open("HUH-D", 21);
+  settle_with_a_wager(h, 21);
+  h.open("HUH-D", 22);
+  EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 1U);
 }
 
 // Rule §5a: a void refunds the round's contributions without lowering any meter below what the
