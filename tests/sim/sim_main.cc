@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
     total.approvals += outcome.stats.approvals;
     total.rejections += outcome.stats.rejections;
     total.replays += outcome.stats.replays;
+    total.adjustments += outcome.stats.adjustments;
+    total.adjustments_refused += outcome.stats.adjustments_refused;
+    total.secrecy_checks += outcome.stats.secrecy_checks;
     if (outcome.passed) continue;
     ++failures[outcome.rule];
     std::printf("FAIL seed %llu: %s at step %u: %s\n", static_cast<unsigned long long>(seed),
@@ -123,7 +126,7 @@ int main(int argc, char** argv) {
       "sim: %llu seeds (from %llu), %llu steps, %llu commands in %.2f s (%.1f ms a seed); "
       "%llu restarts (%llu floor edits, %llu refused), %llu crashes, %llu faults; %llu settles, "
       "%llu voids, %llu percent and %llu Must-Hit-By hits, %llu approvals, %llu rejections, "
-      "%llu replays\n",
+      "%llu replays, %llu adjustments (%llu refused), %llu hidden-point secrecy checks\n",
       static_cast<unsigned long long>(run), static_cast<unsigned long long>(first),
       static_cast<unsigned long long>(steps), static_cast<unsigned long long>(commands), seconds,
       run ? 1000.0 * seconds / static_cast<double>(run) : 0.0,
@@ -136,7 +139,10 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(total.must_hit_by_hits),
       static_cast<unsigned long long>(total.approvals),
       static_cast<unsigned long long>(total.rejections),
-      static_cast<unsigned long long>(total.replays));
+      static_cast<unsigned long long>(total.replays),
+      static_cast<unsigned long long>(total.adjustments),
+      static_cast<unsigned long long>(total.adjustments_refused),
+      static_cast<unsigned long long>(total.secrecy_checks));
   for (const auto& [rule, count] : failures) {
     std::printf("sim: %llu seed(s) broke %s\n", static_cast<unsigned long long>(count),
                 rule.c_str());

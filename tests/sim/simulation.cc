@@ -43,6 +43,9 @@ constexpr const char* kRulePays = "pay-differs-from-paytable";
 constexpr const char* kRuleRefused = "valid-command-refused";
 constexpr const char* kRuleRecovery = "recovery-refused";
 constexpr const char* kRuleSigns = "signs-show-committed-meters";
+// #32: nothing public (a meter, an answer, a refusal) says more about a hidden point than its
+// committed range and the meter that contributions showed.
+constexpr const char* kRuleSecret = "hidden-point-shown";
 
 struct Broken {
   std::string rule;
@@ -443,6 +446,8 @@ SimLink random_link(Choices& choose, const std::string& id) {
   must_hit_by.meter_ppm = choose.between(20, 60) * 1000;
   must_hit_by.must_hit_by_cents = must_hit_by.seed_cents + choose.between(2, 6) * 1000;
   must_hit_by.hidden = choose.chance(600);
+  // A reserve too, so that a reset may release more than the range can take (#32).
+  must_hit_by.reserve_ppm = choose.pick(std::vector<std::int64_t>{0, 0, 20000, 60000});
   link.levels = {royal, must_hit_by};
   if (choose.chance(300)) {
     SimLevel bonus;
@@ -781,6 +786,7 @@ class Simulation {
   // ---- Steps ----
 
   void one_step() {
+    contributed_ = false;
     const auto roll = choose_.below(1000);
     if (roll < 40) {
       restart(choose_.chance(700));
@@ -795,6 +801,10 @@ class Simulation {
     }
     if (roll < 220) {
       replay_one();
+      return;
+    }
+    if (roll < 260) {
+      adjust();
       return;
     }
     // A copy: a restart while the command is retried may replace the floor.
@@ -876,6 +886,7 @@ class Simulation {
       }
       refused("lock " + table.id + " round " + std::to_string(model.current.id), answer.error());
     }
+    contributed_ = true;
     model.current.phase = Phase::locked;
     model.current.locked.emplace(request, *answer);
     model.current.units = units;
@@ -1041,6 +1052,107 @@ class Simulation {
     note(std::string(reject ? "reject" : "approve") + " payout " + std::to_string(id.value()) +
          " (" + answer->amount.to_string() + ") by " + supervisor);
     payout_acks_.push_back({id.value(), answer->state, answer->approved_by.size(), supervisor});
+  }
+
+  // An operator's meter adjustment, mostly on the Must-Hit-By level: on a hidden-trigger level
+  // often exactly to the value its point was drawn above, or a cent past it (refused), so that
+  // the rules that keep the point secret are tried at their edge.
+  void adjust() {
+    const SimLink& link = floor_.links[choose_.below(floor_.links.size())];
+    const auto level =
+        static_cast<std::uint32_t>(choose_.chance(700) ? 2 : 1 + choose_.below(link.levels.size()));
+    const auto [meter, above] = host_->read([&](const Engine& e) {
+      const Link* held = e.link(LinkId(link.id));
+      std::optional<Money> bound;
+      if (held->hidden_trigger(level)) bound = held->hidden_trigger(level)->range_above;
+      return std::pair{held->meter(level), bound};
+    });
+    std::int64_t cents_delta = 0;
+    if (above && choose_.chance(500)) {
+      cents_delta = above->cents_floor() - meter.cents_floor() + (choose_.chance(500) ? 1 : 0);
+    } else if (choose_.chance(400)) {
+      cents_delta = -choose_.between(1, 500);
+    } else {
+      cents_delta = choose_.between(1, 2000);
+    }
+    if (cents_delta == 0) cents_delta = 1;
+    const AdjustMeterRequest request{"sim-adjust-" + std::to_string(++adjustments_),
+                                     LinkId(link.id), level, cents(cents_delta), "sim correction"};
+    bool ambiguous = false;
+    auto answer = send<AdjustMeterAnswer>(
+        [&](Engine& e, Records& out) { return e.adjust_meter(request, "admin/sim", out); },
+        ambiguous);
+    const std::string what = "adjust " + link.id + " level " + std::to_string(level) + " by " +
+                             request.amount.to_string();
+    if (!answer) {
+      const EngineError code = answer.error().code;
+      if (code != EngineError::ledger_refused && code != EngineError::adjustment_zero) {
+        refused(what, answer.error());
+      }
+      expect_silent_about_points(what + "'s refusal", answer.error().message);
+      ++stats_.adjustments_refused;
+      note(what + " refused: " + answer.error().message);
+      return;
+    }
+    ++stats_.adjustments;
+    note(what + ": meter " + answer->meter.to_string());
+  }
+
+  // A refusal or an answer names no hidden point in force (its dollars or its micros).
+  void expect_silent_about_points(const std::string& what, const std::string& text) {
+    const auto points = host_->read([&](const Engine& e) {
+      std::vector<Money> in_force;
+      for (const SimLink& link : floor_.links) {
+        const Link* held = e.link(LinkId(link.id));
+        for (std::uint32_t level = 1; level <= held->level_count(); ++level) {
+          if (held->hidden_trigger(level)) in_force.push_back(held->hidden_trigger(level)->point);
+        }
+      }
+      return in_force;
+    });
+    for (const Money point : points) {
+      if (text.find(point.to_string()) != std::string::npos ||
+          text.find(std::to_string(point.micros())) != std::string::npos) {
+        broken(kRuleSecret, what + " names the hidden point " + point.to_string() + ": " + text);
+      }
+    }
+  }
+
+  // What the public knows of each hidden point in force (#32): the committed range, and the
+  // meters contributions showed since the draw (a point lies above every meter shown without a
+  // hit). Any other change (a returned award, an adjustment, a void, a restart) may lift the
+  // meter no higher than that, or the meter itself tells where the point is.
+  void check_secrecy() {
+    for (const SimLink& link : floor_.links) {
+      const auto [meter, trigger] = host_->read([&](const Engine& e) {
+        const Link* held = e.link(LinkId(link.id));
+        return std::pair{held->meter(2), held->hidden_trigger(2)};
+      });
+      if (!trigger) {
+        known_.erase(link.id);
+        continue;
+      }
+      ++stats_.secrecy_checks;
+      auto known = known_.find(link.id);
+      if (known == known_.end() || known->second.commitment != trigger->commitment) {
+        // A new draw: the public knows its range; the meter after the reset is where it starts.
+        known = known_.insert_or_assign(link.id, Known{trigger->commitment, trigger->range_above})
+                    .first;
+        if (meter > trigger->range_above) {
+          broken(kRuleSecret, link.id + " level 2's new point was drawn above " +
+                                  trigger->range_above.to_string() + " while the meter shows " +
+                                  meter.to_string());
+        }
+      }
+      if (contributed_) {
+        known->second.shown = std::max(known->second.shown, meter);
+      } else if (meter > known->second.shown) {
+        broken(kRuleSecret, link.id + " level 2's meter rose to " + meter.to_string() +
+                                " without a contribution, past what the public knew of its "
+                                "hidden point (above " +
+                                known->second.shown.to_string() + ")");
+      }
+    }
   }
 
   // Sends an acknowledged command again: the first answer must come back.
@@ -1443,6 +1555,7 @@ class Simulation {
     }
     check_acknowledged();
     check_signs();
+    check_secrecy();
   }
 
   // The signs (the sign feed's board, kept from the host's commits, failed ones and recoveries)
@@ -1559,7 +1672,14 @@ class Simulation {
   std::map<std::string, TableModel> tables_;
   std::vector<Ack> acks_;
   std::vector<PayoutAck> payout_acks_;
-  std::uint64_t decisions_ = 0;           // Payout decisions asked for, for their request ids.
+  std::uint64_t decisions_ = 0;    // Payout decisions asked for, for their request ids.
+  std::uint64_t adjustments_ = 0;  // Adjustments asked for, for their request ids.
+  bool contributed_ = false;       // This step locked wagers.
+  struct Known {
+    Sha256Digest commitment{};
+    Money shown;  // The highest meter the public saw: the range's low end, or contributions'.
+  };
+  std::map<std::string, Known> known_;    // By link: its Must-Hit-By level's point in force.
   std::vector<SimFloor> attempt_floors_;  // The floor at each attempt of the last command.
   std::uint32_t step_ = 0;
   std::deque<std::string> trace_;

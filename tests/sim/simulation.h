@@ -3,7 +3,8 @@
 // A seeded whole-system simulation in the spirit of TigerBeetle's VOPR: the real Engine behind
 // the real sequencer (EngineHost) over an in-memory journal (tests/sim/journal.h) that fails
 // commits, loses answers and crashes at seeded points; random floors, rounds, voids, keyed and
-// dealt hands, approvals and rejections, restarts and floor edits between restarts. After every
+// dealt hands, approvals and rejections, operators' meter adjustments, restarts and floor edits
+// between restarts. After every
 // step the state is checked against rules written from docs/architecture.md and a small
 // reference model of this file's own (its own hand evaluator, paytables and ledger sums), not
 // the engine's code. One seed decides everything: a failing seed replays exactly.
@@ -33,6 +34,9 @@ struct Stats {
   std::uint64_t approvals = 0;
   std::uint64_t rejections = 0;
   std::uint64_t replays = 0;
+  std::uint64_t adjustments = 0;          // Operators' meter adjustments applied,
+  std::uint64_t adjustments_refused = 0;  // and refused by the rules (adjustment.h).
+  std::uint64_t secrecy_checks = 0;       // Steps that checked a hidden point's secrecy.
 };
 
 struct Outcome {
