@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cctype>
 #include <set>
 #include <unordered_map>
 
@@ -115,6 +116,16 @@ std::string join(const std::vector<std::uint64_t>& values) {
 std::string weights_text(const std::vector<std::uint32_t>& weights) {
   if (weights.empty()) return "uniform";
   return join(std::vector<std::uint64_t>(weights.begin(), weights.end()));
+}
+
+// Whether two principal names are one person: compared case-folded (ASCII; a principal's id is
+// letters, digits, '.', '_' and '-'), so that supervisor/ann and supervisor/Ann, whom a CA may
+// have issued both, cannot make the two-person rule's two people alone.
+bool same_principal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 // Whether a kept Dynamic Pay selection, (row, option) pairs, is one the paytable could have drawn:
@@ -1567,15 +1578,20 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
                                  posted(link.scratch, split->transfers[k]),
                                  {}});
             }
-            if (split->share > Money()) last_payout_id_ += award.shared_by;
+            // The ids are spent even when the share is below a cent: the split's reset posted
+            // transfers that name them, and no later award may name the same id.
+            last_payout_id_ += award.shared_by;
             j += award.shared_by - 1;
           } else {
             const PayoutId payout(last_payout_id_ + 1);
             auto paid = link.link.award_percent(award.level, award.percent,
                                                 {round.key, payout.value()}, link.scratch);
             if (!paid) return refuse(paid.error());
-            if (paid->amount > Money()) {  // A meter below one cent pays nothing, and no payout.
-              ++last_payout_id_;
+            // The id is spent even when a meter below one cent pays nothing (and makes no
+            // payout): a 100% award's reset posted transfers that name it, and payout ids are
+            // never reused.
+            ++last_payout_id_;
+            if (paid->amount > Money()) {
               AwardDecision won = award;
               won.amount = paid->amount;
               applied.push_back({i, won, payout, posted(link.scratch, paid->transfer), {}});
@@ -1848,10 +1864,11 @@ Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
 Result<Payout*, EngineFailure> Engine::pending_payout(PayoutId id) {
   const auto it = payouts_.find(id.value());
   if (it != payouts_.end()) return &it->second;
-  // Ids are handed out in order: a known id that is not pending was paid or rejected.
+  // Ids are handed out in order: a known id that is not pending was paid or rejected (or spent
+  // by an award below one cent, which made no payout).
   if (id.value() >= 1 && id.value() <= last_payout_id_) {
     return failure(EngineError::payout_not_pending,
-                   "payout " + std::to_string(id.value()) + " was already paid or rejected");
+                   "payout " + std::to_string(id.value()) + " is not pending");
   }
   return failure(EngineError::unknown_payout, "no payout " + std::to_string(id.value()));
 }
@@ -1899,8 +1916,9 @@ Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest&
     return invalid(EngineError::reason_invalid, "an approval takes no reason");
   }
   if (request.decision == PayoutDecision::approve &&
-      std::find(payout.approved_by.begin(), payout.approved_by.end(), supervisor) !=
-          payout.approved_by.end()) {
+      std::any_of(
+          payout.approved_by.begin(), payout.approved_by.end(),
+          [&](const std::string& approver) { return same_principal(approver, supervisor); })) {
     return failure(EngineError::already_approved, supervisor + " already approved payout " +
                                                       std::to_string(request.payout.value()) +
                                                       "; it needs another supervisor");

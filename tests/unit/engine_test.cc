@@ -1434,6 +1434,33 @@ TEST(EngineDynamicPay, AnEmptyRoundNeverLetsTheTableDrawAgain) {
   EXPECT_EQ(count_draws(h.records(), DrawKind::dynamic_count), 1U);
 }
 
+// A 100% award of a meter below one cent pays nothing and makes no payout, but its reset posts
+// transfers that name the payout id it was given: that id is spent, never handed to the next
+// award (#32; payout ids are never reused).
+TEST(EnginePayouts, AnAwardBelowOneCentSpendsItsPayoutId) {
+  EngineConfig config;
+  config.links.push_back(link_settings("TINY", {level(1, "Royal Flush", "0.00", 5000, 3000)}));
+  config.tables.push_back(
+      table_settings("HUH-T", GameRule::heads_up_holdem, 6, {plays("TINY", "PT-BJS-HUH-5CP-01")}));
+  Harness h(config);
+  h.open("HUH-T", 1);
+  h.lock(lock_request("HUH-T", 1, {wager(1, "TINY", 100)}));  // Meter 0.005, reserve 0.003.
+  const auto royal = h.settle(
+      settle_request("HUH-T", 1, {cards(1, {"As", "Ks"})}, {"Qs", "Js", "Ts", "2h", "3d"}));
+  EXPECT_TRUE(award_lines(royal).empty()) << "a meter below a cent pays nothing";
+  std::set<std::uint64_t> named;
+  for (const TransferRecord& record : h.records().transfers) {
+    if (record.transfer.origin.payout != 0) named.insert(record.transfer.origin.payout);
+  }
+  ASSERT_FALSE(named.empty()) << "the reset's reserve release names the award's payout id";
+  h.open("HUH-T", 2);
+  h.lock(lock_request("HUH-T", 2, {wager(1, "TINY", 100)}));
+  h.settle(settle_request("HUH-T", 2, {cards(1, {"9c", "9d"})}, {"9h", "9s", "2c", "5d", "Kh"}));
+  ASSERT_EQ(h.records().payouts.size(), 1U) << "four of a kind pays from the tray";
+  EXPECT_FALSE(named.count(h.records().payouts[0].id.value()))
+      << "payout " << h.records().payouts[0].id.value() << " was named by the $0.00 award";
+}
+
 // Rule §5a: a void refunds the round's contributions without lowering any meter below what the
 // rules guarantee it. Table A locks, table B hits the royal (the meter resets to seed +
 // reserve), A voids its misdeal: A's contribution went to B's winner, so the house refunds it
@@ -2076,6 +2103,12 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   EXPECT_EQ(h.records().payouts.size(), 1U) << "the approval is recorded";
   h.expect_refused(EngineError::already_approved, "the same supervisor twice",
                    approve(royal, "alice"));
+  // Names are compared case-folded: a second certificate for supervisor/Alice is still alice
+  // (#32).
+  h.expect_refused(EngineError::already_approved, "the same supervisor in other case",
+                   approve(royal, "ALICE"));
+  h.expect_refused(EngineError::already_approved, "the same supervisor in mixed case",
+                   approve(royal, "Alice"));
   auto full = h.approve(royal, "bob");
   EXPECT_EQ(full.state, PayoutState::paid);
   EXPECT_EQ(full.approved_by, (std::vector<std::string>{"alice", "bob"}));
