@@ -434,14 +434,13 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     auto parsed = parse_config_text(std::get<std::string>(text), path, options, &holds_password);
     if (auto* error = std::get_if<OptionsError>(&parsed)) return *error;
     options = std::get<DaemonOptions>(parsed);
-    // As libpq treats a password file: only its owner may read a file that holds a password.
     struct stat file {};
     if (holds_password &&
-        (::stat(path.c_str(), &file) != 0 || (file.st_mode & (S_IRWXG | S_IRWXO)) != 0)) {
+        (::stat(path.c_str(), &file) != 0 || !password_file_private(file.st_uid, file.st_mode))) {
       return OptionsError{"config file " + path +
                           " holds the database password but other users may read it: "
                           "chmod 600 " +
-                          path};
+                          path + " (or, owned by root, chmod 640 with jackpotd's group)"};
     }
   }
 
@@ -509,6 +508,12 @@ bool is_loopback_address(std::string_view host_port) {
   // gRPC's local credentials serve 127.0.0.1 and ::1 only, not the rest of 127.0.0.0/8.
   in_addr address{};
   return inet_pton(AF_INET, host.c_str(), &address) == 1 && ntohl(address.s_addr) == 0x7f000001U;
+}
+
+bool password_file_private(std::uint32_t owner_uid, std::uint32_t mode) {
+  if ((mode & S_IRWXO) != 0) return false;
+  if (owner_uid == 0) return (mode & (S_IWGRP | S_IXGRP)) == 0;
+  return (mode & S_IRWXG) == 0;
 }
 
 std::optional<std::string> transport_problem(const DaemonOptions& options) {

@@ -108,6 +108,12 @@ std::variant<DaemonOptions, OptionsError> parse_config_text(const std::string& t
 // plaintext on a loopback address; an error that says what to give, or nothing.
 std::optional<std::string> transport_problem(const DaemonOptions& options);
 
+// Whether a config file that holds the database password is private enough, as PostgreSQL
+// judges its own key file: nothing for other users; the group may read it (not write it) only
+// when root owns it, the packaged layout (owner root, group jackpotd, mode 640:
+// docs/operations.md); a file of any other owner is its owner's alone (mode 600 or 400).
+bool password_file_private(std::uint32_t owner_uid, std::uint32_t mode);
+
 // Whether `host_port` (as --listen takes it) is on the loopback address plaintext mode may use:
 // 127.0.0.1, [::1] or localhost (gRPC's local credentials accept nothing else).
 bool is_loopback_address(std::string_view host_port);

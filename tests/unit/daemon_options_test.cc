@@ -233,11 +233,11 @@ TEST(DaemonOptions, ADatabasePasswordStaysOffTheCommandLine) {
   const ConfigFile config("db = host=db.lan dbname=jackpotd password=secret\n");  // Mode 600.
   EXPECT_EQ(parse_ok({"--config", config.path()}).database_dsn,
             "host=db.lan dbname=jackpotd password=secret");
-  ASSERT_EQ(::chmod(config.path().c_str(), 0640), 0);
+  ASSERT_EQ(::chmod(config.path().c_str(), 0644), 0);
   EXPECT_EQ(parse_error({"--config", config.path()}),
             "config file " + config.path() +
                 " holds the database password but other users may read it: chmod 600 " +
-                config.path());
+                config.path() + " (or, owned by root, chmod 640 with jackpotd's group)");
   // Each file is judged by what it holds: a readable file that also sets another db is refused,
   // a readable one beside the private one that holds the password is not.
   const ConfigFile overridden("db = host=db.lan password=x\ndb = host=other\n");
@@ -322,4 +322,21 @@ TEST(DaemonOptions, ATransportMustBeChosen) {
 }
 
 }  // namespace
+// docs/operations.md's layout (owner root, group jackpotd, mode 640) is accepted, as
+// PostgreSQL accepts its key file; any other owner keeps the file to itself (#32).
+TEST(DaemonOptions, APasswordFileIsPrivateAsPostgresqlJudgesAKeyFile) {
+  struct Case {
+    std::uint32_t uid;
+    std::uint32_t mode;
+    bool accepted;
+  };
+  for (const Case& c : {Case{0, 0600, true}, Case{0, 0400, true}, Case{0, 0640, true},
+                        Case{0, 0440, true}, Case{0, 0660, false}, Case{0, 0650, false},
+                        Case{0, 0644, false}, Case{0, 0604, false}, Case{1000, 0600, true},
+                        Case{1000, 0400, true}, Case{1000, 0640, false}, Case{1000, 0604, false}}) {
+    EXPECT_EQ(password_file_private(c.uid, c.mode), c.accepted)
+        << "uid " << c.uid << " mode " << std::oct << c.mode;
+  }
+}
+
 }  // namespace jackpot
