@@ -12,6 +12,8 @@ std::string_view to_string(AdjustmentRefusal refusal) {
       return "the meter or the house's account would leave the int64 range";
     case AdjustmentRefusal::below_zero:
       return "the meter would go below zero";
+    case AdjustmentRefusal::below_seed:
+      return "the meter would go below its seed";
     case AdjustmentRefusal::locked_round:
       return "a LOCKED round holds contributions on the meter; a lowering waits until it is "
              "settled or voided";
@@ -46,6 +48,7 @@ std::optional<AdjustmentRefusal> adjustment_refusal(Money amount, const Adjustme
   }
   if (delta < 0) {
     if (meter_after < 0) return AdjustmentRefusal::below_zero;
+    if (meter_after < facts.seed.micros()) return AdjustmentRefusal::below_seed;
     if (facts.locked_round_holds_money) return AdjustmentRefusal::locked_round;
     return std::nullopt;
   }

@@ -24,6 +24,8 @@ struct AdjustmentFacts {
   // A LOCKED round of some table holds money on this meter (a contribution or an overflow into
   // it): its void will take exactly that back from the meter.
   bool locked_round_holds_money = false;
+  // The level's seed (scaled by the base wager): the least a reset leaves the meter at.
+  Money seed;
   friend bool operator==(const AdjustmentFacts&, const AdjustmentFacts&) = default;
 };
 
@@ -33,6 +35,10 @@ enum class AdjustmentRefusal : std::uint8_t {
   zero_amount,     // Changes nothing: INVALID_ARGUMENT.
   overflow,        // The meter or the house's account would leave the int64 range.
   below_zero,      // A lowering larger than the meter.
+  below_seed,      // A lowering that leaves the meter below its seed (#32): one person may
+                   // correct a meter, but not sweep the players' money past what a reset
+                   // guarantees them into the house's account. A meter already below its seed
+                   // (after a 10% award) is not lowered at all.
   locked_round,    // A lowering while a LOCKED round holds money on the meter: its void must
                    // find exactly what the round put there.
   above_ceiling,   // A raise past the level's ceiling (reaching it is allowed).

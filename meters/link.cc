@@ -604,6 +604,7 @@ AdjustmentFacts Link::adjustment_facts(std::uint32_t level) const {
   facts.ceiling = state.rules.ceiling;
   facts.must_hit_by = state.rules.must_hit_by;
   if (state.hidden) facts.hidden_range_above = state.hidden->range_above;
+  facts.seed = state.rules.seed;
   return facts;
 }
 
@@ -622,6 +623,7 @@ Result<TransferId, LinkError> Link::adjust_meter(std::uint32_t level, Money delt
       case AdjustmentRefusal::overflow:
         return LinkError::overflow;
       case AdjustmentRefusal::below_zero:
+      case AdjustmentRefusal::below_seed:
       case AdjustmentRefusal::locked_round:  // The link knows no rounds: never here.
         return LinkError::insufficient_balance;
       case AdjustmentRefusal::above_ceiling:

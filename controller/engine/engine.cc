@@ -766,6 +766,9 @@ Result<AdjustMeterAnswer, EngineFailure> Engine::adjust_meter(const AdjustMeterR
     if (const auto cap = adjustment_raise_cap(facts); cap && request.amount > Money()) {
       message += "; a raise may carry it to at most " + cap->to_string();
     }
+    if (*refusal == AdjustmentRefusal::below_seed) {
+      message += "; a lowering may take it down to its seed " + facts.seed.to_string() + " at most";
+    }
     return failure(*refusal == AdjustmentRefusal::zero_amount ? EngineError::adjustment_zero
                                                               : EngineError::ledger_refused,
                    std::move(message));
@@ -1708,16 +1711,24 @@ SettleRoundAnswer Engine::record_settlement(
     }
     out.payouts.push_back(std::move(award.created));
   }
-  // The Must-Hit-By wins of the lock, each with its payout's state as the lock created it (its
-  // kept answer says).
+  // The Must-Hit-By wins of the lock, each with its payout's state now: pending while it waits,
+  // else as a supervisor decided it since the lock (#32: a rejected one is not shown PENDING),
+  // else as the lock created it (paid at once below the approval threshold; its kept answer
+  // says).
   const auto locked = round.hits.empty() || !round.locked
                           ? std::optional<LockWagersAnswer>()
                           : decode<LockWagersAnswer>(round.locked->answer());
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     for (const AwardDecision& award : decisions[i]) {
       if (award.kind != AwardKind::must_hit_by) continue;
-      auto state = hit_payout_state(locked, table.links[i].link->settings.meters.id, award.level);
-      if (!state && payouts_.count(award.payout) != 0) state = PayoutState::pending;
+      std::optional<PayoutState> state;
+      if (payouts_.count(award.payout) != 0) {
+        state = PayoutState::pending;
+      } else if (auto decided = decided_payout_state(PayoutId(award.payout))) {
+        state = decided;
+      } else {
+        state = hit_payout_state(locked, table.links[i].link->settings.meters.id, award.level);
+      }
       add(i, award, PayoutId(award.payout), state);
     }
   }
@@ -1860,6 +1871,16 @@ Result<RoundCounterRebaseRecord, EngineFailure> Engine::rebase_round_counter(
 }
 
 // ---- Payouts --------------------------------------------------------------------------------
+
+std::optional<PayoutState> Engine::decided_payout_state(PayoutId id) const {
+  // Only a Must-Hit-By settlement asks (a hit, rare), so the decisions are searched, not indexed.
+  for (const auto& [request_id, decision] : payout_decisions_) {
+    if (decision.payout == id && decision.answer.state != PayoutState::pending) {
+      return decision.answer.state;
+    }
+  }
+  return std::nullopt;
+}
 
 Result<Payout*, EngineFailure> Engine::pending_payout(PayoutId id) {
   const auto it = payouts_.find(id.value());

@@ -129,6 +129,8 @@ class Engine {
   LinkState* find_link(const LinkId& id);
   // A payout that waits for a supervisor, or why there is none (unknown, or already decided).
   Result<Payout*, EngineFailure> pending_payout(PayoutId id);
+  // How a supervisor ended a payout that has left memory (paid or rejected), if one did.
+  std::optional<PayoutState> decided_payout_state(PayoutId id) const;
   // The levels of one link as answers show them, appended to `views`.
   static void add_levels(const LinkState& state, std::vector<LevelMeterView>& views);
   void meters_of_table(const TableState& table, std::vector<LevelMeterView>& views) const;

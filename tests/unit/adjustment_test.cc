@@ -17,7 +17,7 @@ constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 
 // A plain level: $120.00 on the meter, the house $-500.00.
-AdjustmentFacts plain() { return {usd(120), usd(-500), {}, {}, {}, false}; }
+AdjustmentFacts plain() { return {usd(120), usd(-500), {}, {}, {}, false, Money()}; }
 AdjustmentFacts capped() {
   AdjustmentFacts facts = plain();
   facts.ceiling = usd(150);
@@ -36,6 +36,13 @@ AdjustmentFacts hidden() {
 AdjustmentFacts locked() {
   AdjustmentFacts facts = plain();
   facts.locked_round_holds_money = true;
+  return facts;
+}
+// A level seeded at $100.00 whose meter shows $120.00 (#32: one person lowers it to the seed at
+// most).
+AdjustmentFacts seeded() {
+  AdjustmentFacts facts = plain();
+  facts.seed = usd(100);
   return facts;
 }
 AdjustmentFacts with_meter(AdjustmentFacts facts, Money meter) {
@@ -98,6 +105,20 @@ TEST(AdjustmentRule, EveryCase) {
       {"a lowering takes the house's account past int64", with_house(plain(), micros(kMax)),
        usd(-1), R::overflow},
       {"the most negative amount", plain(), micros(kMin), R::below_zero},
+      {"lower to exactly the seed", seeded(), usd(-20), std::nullopt},
+      {"lower a micro below the seed", seeded(), micros(-20'000'001), R::below_seed},
+      {"sweep the meter to zero past its seed", seeded(), usd(-120), R::below_seed},
+      {"below zero is named before the seed", seeded(), usd(-121), R::below_zero},
+      {"lower a meter already below its seed", with_meter(seeded(), usd(90)), micros(-1),
+       R::below_seed},
+      {"raise a meter below its seed", with_meter(seeded(), usd(90)), usd(5), std::nullopt},
+      {"the seed is named before the locked round",
+       [] {
+         AdjustmentFacts facts = seeded();
+         facts.locked_round_holds_money = true;
+         return facts;
+       }(),
+       usd(-30), R::below_seed},
       {"the most negative amount against a house in credit", with_house(plain(), Money()),
        micros(kMin), R::overflow},
       {"overflow is named before the ceiling", capped(), micros(kMax), R::overflow},

@@ -1120,6 +1120,40 @@ TEST(EngineMustHitBy, WinnersAreUniformOverTheWageringSeats) {
       << "/" << observed[3];
 }
 
+// A Must-Hit-By payout that a supervisor rejects between the lock and the settlement is shown to
+// the table as rejected, not as the PENDING the lock created (#32); one still waiting is PENDING.
+TEST(EngineMustHitBy, TheSettlementShowsTheHitsPayoutAsItStandsNow) {
+  for (const bool reject : {true, false}) {
+    SCOPED_TRACE(reject ? "rejected before the settlement" : "still waiting");
+    Harness h(must_hit_by_config(123457));
+    std::optional<MustHitByHitView> hit;
+    PayoutId payout;
+    std::uint64_t round = 0;
+    while (!hit && round < 40) {
+      h.open("HUH-M", ++round);
+      auto lock = h.lock(lock_request("HUH-M", round, must_hit_by_wagers(2500)));
+      if (!lock.must_hit_by_hits.empty()) {
+        hit = lock.must_hit_by_hits[0];
+        ASSERT_EQ(h.records().payouts.size(), 1U);
+        payout = h.records().payouts[0].id;
+      } else {
+        h.settle(quiet_must_hit_by_settle(round));
+      }
+    }
+    ASSERT_TRUE(hit.has_value());
+    ASSERT_EQ(hit->payout_state, PayoutState::pending);
+    if (reject) h.reject(payout.value(), "alice", "sensor fault");
+    const auto settled = h.settle(quiet_must_hit_by_settle(round));
+    std::optional<PayoutState> shown;
+    for (const SeatResultView& result : settled.results) {
+      for (const AwardView& award : result.awards) {
+        if (award.kind == AwardKind::must_hit_by) shown = award.payout_state;
+      }
+    }
+    EXPECT_EQ(shown, reject ? PayoutState::rejected : PayoutState::pending);
+  }
+}
+
 TEST(EngineMustHitBy, HiddenTriggerPaysTheCommittedPoint) {
   Harness h(must_hit_by_config(300000, TriggerMode::hidden_uniform), 4242);
   // The opening draw commits to the first point.
@@ -2381,7 +2415,13 @@ TEST(EngineAdjustments, RefusalsChangeNothing) {
   EXPECT_EQ(adjusted(h, adjustment(longest_id, "MHB", 1, "100.00", longest_reason)).meter,
             usd("1100.00"));
   EXPECT_EQ(adjusted(h, adjustment("r", "MHB", 2, "149.99")).meter, usd("249.99"));
-  EXPECT_EQ(adjusted(h, adjustment("to zero", "MHB", 1, "-1100.00")).meter, Money());
+  // One person lowers a meter to its seed at most (#32): the $2,500.12 meter swept to $0 into
+  // the house's account by one admin is refused, down to the seed admitted.
+  h.expect_refused(EngineError::ledger_refused, "a sweep below the seed",
+                   adjust(adjustment("sweep", "MHB", 1, "-1100.00")));
+  h.expect_refused(EngineError::ledger_refused, "a cent below the seed",
+                   adjust(adjustment("sweep", "MHB", 1, "-100.01")));
+  EXPECT_EQ(adjusted(h, adjustment("to the seed", "MHB", 1, "-100.00")).meter, usd("1000.00"));
 }
 
 // A LOCKED round's void takes back from the meter exactly what the round put there: no lowering
@@ -2401,7 +2441,7 @@ TEST(EngineAdjustments, NoLoweringWhileALockedRoundHoldsContributions) {
   h.void_round(void_request("HUH-M", 1));
   EXPECT_EQ(h.meter("MHB", 1), before_1);
   EXPECT_EQ(h.meter("MHB", 2), sum(before_2, usd("10.00")));
-  EXPECT_EQ(adjusted(h, adjustment("down1", "MHB", 1, "-0.01")).meter, usd("999.99"));
+  EXPECT_EQ(adjusted(h, adjustment("down2", "MHB", 2, "-0.01")).meter, sum(before_2, usd("9.99")));
 }
 
 // A hidden point lies in (the value it was drawn above, the amount]: a raise may not pass that
@@ -2420,8 +2460,12 @@ TEST(EngineAdjustments, AHiddenTriggerLevelRisesOnlyToTheValueItsPointWasDrawnAb
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message.find(hidden->point.to_string()), std::string::npos)
       << refused.error().message;
-  EXPECT_EQ(adjusted(h, adjustment("down", "MHB", 2, "-10.00")).meter, usd("90.00"));
-  EXPECT_EQ(adjusted(h, adjustment("back", "MHB", 2, "10.00")).meter, usd("100.00"));
+  h.expect_refused(EngineError::ledger_refused, "lower a hidden level below its seed",
+                   adjust(adjustment("down", "MHB", 2, "-10.00")));
+  h.open("HUH-M", 1);
+  h.lock(lock_request("HUH-M", 1, must_hit_by_wagers(500)));  // 1% of $20: +0.20 on level 2.
+  h.settle(quiet_must_hit_by_settle(1));
+  EXPECT_EQ(adjusted(h, adjustment("down", "MHB", 2, "-0.20")).meter, usd("100.00"));
 }
 
 // Adjustments are part of what the engine holds: a restored engine answers their replays.

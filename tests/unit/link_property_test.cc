@@ -561,7 +561,8 @@ void model_reverse_award(const Rules& rules, Books& books, const Transfer& award
 
 // An operator's correction: from seed_funding up to the lowest of the ceiling, a cent below the
 // Must-Hit-By amount and the value a hidden point was drawn above (`hidden_above`), or back to
-// it down to zero. Either side leaving the int64 range is checked first.
+// it down to the level's seed (#32), never below zero. Either side leaving the int64 range is
+// checked first.
 std::optional<LinkError> model_adjust(const Rules& rules, Books& books, std::uint32_t level,
                                       i128 delta, const std::optional<i128>& hidden_above) {
   const LevelModel& rule = rules.level(level);
@@ -572,6 +573,7 @@ std::optional<LinkError> model_adjust(const Rules& rules, Books& books, std::uin
     return LinkError::overflow;
   }
   if (raised < 0) return LinkError::insufficient_balance;
+  if (delta < 0 && raised < rule.seed) return LinkError::insufficient_balance;
   if (delta > 0) {
     std::optional<i128> cap = rule.ceiling;
     const auto lower = [&cap](i128 bound) { cap = cap ? std::min(*cap, bound) : bound; };

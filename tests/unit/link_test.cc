@@ -685,8 +685,10 @@ TEST(Link, AdjustmentsNeedAReasonAndKeepTheBounds) {
   EXPECT_EQ(adjust("0", "nothing").error(), LinkError::zero_adjustment);
   EXPECT_EQ(adjust("1000.01", "over the cap").error(), LinkError::above_ceiling);
   EXPECT_EQ(adjust("-1000.01", "below zero").error(), LinkError::insufficient_balance);
+  EXPECT_EQ(adjust("-0.01", "below the seed").error(), LinkError::insufficient_balance);
+  EXPECT_TRUE(adjust("0.02", "keyed short").ok());
   EXPECT_TRUE(adjust("-0.01", "keyed twice").ok());
-  EXPECT_EQ(fixture.link().meter(1), dollars("999.99"));
+  EXPECT_EQ(fixture.link().meter(1), dollars("1000.01"));
   EXPECT_EQ(fixture.transfers().back().kind, TransferKind::adjustment);
   fixture.expect_reconciled();
 }
