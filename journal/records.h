@@ -45,8 +45,18 @@ struct Payout {
   std::int64_t created_us = 0;
   std::string rejected_by;  // The supervisor who rejected it (rejected_reason says why).
   std::uint64_t epoch = 0;  // The table's round-counter epoch of its round (RoundRecord::epoch).
+  // A payout that needs two supervisors needs two for a rejection too: who asked to reject it
+  // while it waits for the second (their reasons are in the journal's events).
+  std::vector<std::string> rejection_requested_by;
   friend bool operator==(const Payout&, const Payout&) = default;
 };
+
+// Whether a payout record is the payout's creation (no supervisor has decided anything yet),
+// rather than a change of its state.
+inline bool payout_created(const Payout& payout) {
+  return payout.approved_by.empty() && payout.rejection_requested_by.empty() &&
+         payout.state != PayoutState::rejected;
+}
 
 // ---- Records: what each command created, for the storage layer to make durable ------------
 

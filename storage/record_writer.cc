@@ -591,13 +591,15 @@ void BatchRows::add_adjustments(const Records& records) {
   }
 }
 
-// A payout record is a new payout (no approvals yet, not rejected) or a change of state. Its
-// events are numbered from the record alone: 1 at creation, then one per approval, then the
-// end, so that a batch is written with no look-up.
+// A payout record is a new payout (payout_created()) or a change of state. Its events are
+// numbered from the record alone: 1 at creation, then one per approval or request to reject,
+// then the end, so that a batch is written with no look-up. Which decision made the change (an
+// approval or a request to reject, when the payout still waits) is the command's decision.
 void BatchRows::add_payouts(const Records& records) {
   for (const Payout& payout : records.payouts) {
     const auto approvals = static_cast<std::int64_t>(payout.approved_by.size());
-    if (approvals == 0 && payout.state != PayoutState::rejected) {
+    const auto requests = static_cast<std::int64_t>(payout.rejection_requested_by.size());
+    if (payout_created(payout)) {
       payouts_->add(static_cast<std::int64_t>(payout.id.value()), payout.table.value(),
                     static_cast<std::int64_t>(payout.round.value()),
                     static_cast<std::int64_t>(payout.seat), payout.link.value(),
@@ -607,24 +609,33 @@ void BatchRows::add_payouts(const Records& records) {
                     static_cast<std::int64_t>(payout.award_transfer.value()),
                     Timestamp{payout.created_us}, static_cast<std::int64_t>(payout.epoch));
     }
-    std::string state = "pending";
-    std::int64_t seq = 1 + approvals;
-    if (payout.state == PayoutState::paid) state = "paid";
-    if (payout.state == PayoutState::pending && approvals > 0) state = "approved";
-    if (payout.state == PayoutState::rejected) {
-      state = "rejected";
-      seq = 2 + approvals;
-    }
-    const std::string supervisor = payout.state == PayoutState::rejected ? payout.rejected_by
-                                   : approvals > 0                       ? payout.approved_by.back()
-                                                                         : "";
     // The decision that wrote this event, if a supervisor's: its request id goes with it.
-    std::optional<std::string_view> request_id;
-    for (const PayoutDecisionRecord& decision : records.payout_decisions) {
-      if (decision.payout == payout.id) request_id = decision.request_id;
+    const PayoutDecisionRecord* decision = nullptr;
+    for (const PayoutDecisionRecord& candidate : records.payout_decisions) {
+      if (candidate.payout == payout.id) decision = &candidate;
     }
+    std::string state = "pending";
+    std::int64_t seq = 1 + approvals + requests;
+    std::string supervisor = approvals > 0 ? payout.approved_by.back() : "";
+    std::string reason;
+    if (payout.state == PayoutState::paid) {
+      state = "paid";
+    } else if (payout.state == PayoutState::rejected) {
+      state = "rejected";
+      seq = 2 + approvals + requests;
+      supervisor = payout.rejected_by;
+      reason = payout.rejected_reason;
+    } else if (decision != nullptr && decision->decision == PayoutDecision::reject) {
+      state = "rejection_requested";
+      supervisor = decision->supervisor;
+      reason = decision->reason;
+    } else if (approvals > 0) {
+      state = "approved";
+    }
+    std::optional<std::string_view> request_id;
+    if (decision != nullptr) request_id = decision->request_id;
     payout_events_->add(static_cast<std::int64_t>(payout.id.value()), seq, state, supervisor,
-                        payout.rejected_reason, request_id);
+                        reason, request_id);
   }
 }
 

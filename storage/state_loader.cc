@@ -249,9 +249,12 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
     const Transfer award = transfer_of(row, 12);
     payout.award_transfer = award.id;
     for (const auto& event :
-         tx.exec("SELECT supervisor FROM payout_events WHERE state = 'approved' AND payout_id = " +
+         tx.exec("SELECT state, supervisor FROM payout_events WHERE state IN ('approved', "
+                 "'rejection_requested') AND payout_id = " +
                  std::to_string(payout.id.value()) + " ORDER BY seq")) {
-      payout.approved_by.push_back(event[0].as<std::string>());
+      (event[0].as<std::string>() == "approved" ? payout.approved_by
+                                                : payout.rejection_requested_by)
+          .push_back(event[1].as<std::string>());
     }
     state.pending.push_back({std::move(payout), award});
   }
@@ -262,13 +265,17 @@ void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
 // and its events up to the decision's.
 void load_payout_decisions(pqxx::transaction_base& tx, StoredState& state) {
   std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::string>>> approvals;
+  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::string>>> requests;
   for (const auto& row :
        // Every approval, as load_pending_payouts reads them ('approved' events, whoever they
-       // name), and the last approval that paid ('paid' naming a supervisor).
-       tx.exec("SELECT payout_id, seq, supervisor FROM payout_events WHERE (state = 'approved' "
-               "OR (state = 'paid' AND supervisor <> '')) AND payout_id IN (SELECT payout_id "
-               "FROM payout_events WHERE request_id IS NOT NULL) ORDER BY payout_id, seq")) {
-    approvals[u64(row[0])].emplace_back(row[1].as<std::int64_t>(), row[2].as<std::string>());
+       // name), the last approval that paid ('paid' naming a supervisor), and every request to
+       // reject.
+       tx.exec("SELECT payout_id, seq, supervisor, state FROM payout_events WHERE (state IN "
+               "('approved', 'rejection_requested') OR (state = 'paid' AND supervisor <> '')) "
+               "AND payout_id IN (SELECT payout_id FROM payout_events WHERE request_id IS NOT "
+               "NULL) ORDER BY payout_id, seq")) {
+    (row[3].as<std::string>() == "rejection_requested" ? requests : approvals)[u64(row[0])]
+        .emplace_back(row[1].as<std::int64_t>(), row[2].as<std::string>());
   }
   for (const auto& row : tx.exec(
            "SELECT e.request_id, e.payout_id, e.seq, e.state, e.supervisor, e.reason, p.table_id, "
@@ -301,7 +308,14 @@ void load_payout_decisions(pqxx::transaction_base& tx, StoredState& state) {
     for (const auto& [approved_seq, supervisor] : approvals[payout.id.value()]) {
       if (approved_seq <= seq) payout.approved_by.push_back(supervisor);
     }
-    if (event == "rejected") {
+    for (const auto& [requested_seq, supervisor] : requests[payout.id.value()]) {
+      if (requested_seq <= seq) payout.rejection_requested_by.push_back(supervisor);
+    }
+    if (event == "rejection_requested") {
+      decision.decision = PayoutDecision::reject;
+      decision.reason = row[5].as<std::string>();
+      payout.state = PayoutState::pending;
+    } else if (event == "rejected") {
       decision.decision = PayoutDecision::reject;
       decision.reason = row[5].as<std::string>();
       payout.state = PayoutState::rejected;

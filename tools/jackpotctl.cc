@@ -379,6 +379,10 @@ void print_payout(const pb::Payout& payout) {
     std::printf("; rejected by %s: %s", payout.rejected_by().c_str(),
                 payout.rejected_reason().c_str());
   }
+  if (payout.rejection_requested_by_size() > 0) {
+    std::printf("; rejection asked by %s, a second supervisor must decide",
+                payout.rejection_requested_by(0).c_str());
+  }
   std::printf("; since %s\n", time_of(payout.created_time()).c_str());
 }
 

@@ -345,6 +345,9 @@ void fill_payout(const Payout& payout, pb::Payout& out) {
   set_time(payout.created_us, *out.mutable_created_time());
   out.set_rejected_by(payout.rejected_by);
   out.set_rejected_reason(payout.rejected_reason);
+  for (const std::string& supervisor : payout.rejection_requested_by) {
+    out.add_rejection_requested_by(supervisor);
+  }
 }
 
 // A WatchLinkStatus call refused before it streams anything.

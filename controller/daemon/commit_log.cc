@@ -23,6 +23,18 @@ std::vector<LogField> payout_fields(const Payout& payout) {
   return fields;
 }
 
+// The command's rejection of `payout` that left it pending (a request to reject a payout that
+// needs two supervisors), or nothing.
+const PayoutDecisionRecord* rejection_request(const Records& records, const Payout& payout) {
+  if (payout.state != PayoutState::pending) return nullptr;
+  for (const PayoutDecisionRecord& decision : records.payout_decisions) {
+    if (decision.payout == payout.id && decision.decision == PayoutDecision::reject) {
+      return &decision;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<LogEvent> commit_events(const Records& records) {
@@ -42,6 +54,13 @@ std::vector<LogEvent> commit_events(const Records& records) {
       fields.push_back(text("by", payout.rejected_by));
       fields.push_back(text("reason", payout.rejected_reason));
       events.push_back({LogLevel::warning, "payout rejected: the award returned to the meter",
+                        std::move(fields)});
+    } else if (const PayoutDecisionRecord* request = rejection_request(records, payout)) {
+      std::vector<LogField> fields = payout_fields(payout);
+      fields.push_back(text("by", request->supervisor));
+      fields.push_back(text("reason", request->reason));
+      events.push_back({LogLevel::warning,
+                        "payout rejection requested; a second supervisor must decide",
                         std::move(fields)});
     } else if (!payout.approved_by.empty()) {
       std::vector<LogField> fields = payout_fields(payout);

@@ -311,7 +311,7 @@ void DaemonMetrics::observe_commit(const std::vector<Records>& batch, double sec
           .Increment();
     }
     for (const Payout& payout : records.payouts) {
-      if (!payout.approved_by.empty() || payout.state == PayoutState::rejected) continue;
+      if (!payout_created(payout)) continue;
       const std::map<std::string, std::string> labels = {
           {"link", payout.link.value()}, {"kind", std::string(to_string(payout.kind))}};
       awards_->Add(labels).Increment();

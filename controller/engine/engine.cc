@@ -1636,7 +1636,8 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
                            award.award.id,
                            now,
                            {},
-                           round.epoch};
+                           round.epoch,
+                           {}};
     if (award.created.approvals_required == 0) {
       auto paid = link.link.pay_award(award.award, {round.key, award.payout.value()}, link.scratch);
       if (!paid) return refuse(paid.error());
@@ -1936,19 +1937,28 @@ Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest&
   } else if (!request.reason.empty()) {
     return invalid(EngineError::reason_invalid, "an approval takes no reason");
   }
-  if (request.decision == PayoutDecision::approve &&
-      std::any_of(
-          payout.approved_by.begin(), payout.approved_by.end(),
-          [&](const std::string& approver) { return same_principal(approver, supervisor); })) {
-    return failure(EngineError::already_approved, supervisor + " already approved payout " +
-                                                      std::to_string(request.payout.value()) +
-                                                      "; it needs another supervisor");
+  // One supervisor, one say on a payout: a second approval, or a second rejection of one that
+  // needs two, must come from someone else.
+  const auto decided_by = [&](const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& name) { return same_principal(name, supervisor); });
+  };
+  if (decided_by(payout.approved_by) || decided_by(payout.rejection_requested_by)) {
+    return failure(EngineError::already_approved,
+                   supervisor + " already " +
+                       (decided_by(payout.approved_by) ? "approved" : "asked to reject") +
+                       " payout " + std::to_string(request.payout.value()) +
+                       "; it needs another supervisor");
   }
   LinkState& link = *find_link(payout.link);
   const Transfer& award = award_transfers_.at(request.payout.value());
   link.scratch.clear();
-  const bool ends = request.decision == PayoutDecision::reject ||
-                    payout.approved_by.size() + 1 >= payout.approvals_required;
+  // A payout that needs two supervisors to pay needs two to reject as well (§6): the first
+  // rejection is recorded and the payout waits for a second supervisor's decision.
+  const bool ends =
+      request.decision == PayoutDecision::reject
+          ? payout.rejection_requested_by.size() + 1 >= std::max(payout.approvals_required, 1U)
+          : payout.approved_by.size() + 1 >= payout.approvals_required;
   if (request.decision == PayoutDecision::approve && ends) {
     auto paid =
         link.link.pay_award(award, {award.origin.round, request.payout.value()}, link.scratch);
@@ -1957,7 +1967,7 @@ Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest&
                                                       std::to_string(request.payout.value()) +
                                                       ": " + std::string(to_string(paid.error())));
     }
-  } else if (request.decision == PayoutDecision::reject) {
+  } else if (request.decision == PayoutDecision::reject && ends) {
     auto returned =
         link.link.reverse_award(award, {award.origin.round, request.payout.value()}, link.scratch);
     if (!returned) {
@@ -1971,6 +1981,8 @@ Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest&
   if (request.decision == PayoutDecision::approve) {
     payout.approved_by.push_back(supervisor);
     if (ends) payout.state = PayoutState::paid;
+  } else if (!ends) {
+    payout.rejection_requested_by.push_back(supervisor);
   } else {
     payout.state = PayoutState::rejected;
     payout.rejected_by = supervisor;

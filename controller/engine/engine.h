@@ -63,13 +63,15 @@ class Engine {
 
   // A supervisor approves a pending payout (it is paid once it has the approvals it needs: two
   // different supervisors above the link's threshold) or rejects it with a reason (the award
-  // returns by compensating transfers). Checked in this order, each refusal changing nothing:
-  // the request id (1..kMaxIdBytes bytes, no NUL) is INVALID_ARGUMENT; a request id already
-  // decided answers its first answer when the request and the supervisor are the same, and is
-  // refused (replay_differs) when not; then the payout (unknown: NOT_FOUND; paid or rejected:
-  // payout_not_pending), the reason (a rejection's not blank, at most kMaxReasonBytes; an
-  // approval's empty), and a second approval by the same supervisor (already_approved). The
-  // answer is the payout as the decision left it.
+  // returns by compensating transfers; one that needs two supervisors to pay needs two to
+  // reject: the first rejection is recorded in rejection_requested_by and the payout waits).
+  // Checked in this order, each refusal changing nothing: the request id (1..kMaxIdBytes bytes, no
+  // NUL) is INVALID_ARGUMENT; a request id already decided answers its first answer when the
+  // request and the supervisor are the same, and is refused (replay_differs) when not; then the
+  // payout (unknown: NOT_FOUND; paid or rejected: payout_not_pending), the reason (a rejection's
+  // not blank, at most kMaxReasonBytes; an approval's empty), and a second decision by the same
+  // supervisor, names compared case-folded (already_approved). The answer is the payout as the
+  // decision left it.
   Result<Payout, EngineFailure> decide_payout(const PayoutDecisionRequest& request,
                                               const std::string& supervisor, Records& out);
 

@@ -608,8 +608,9 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
   }));
 
   // Supervisors: approve the first two waiting payouts (the Royal Flush of the fourth round is
-  // paid at one approval, the Straight Flush of the sixth waits for a second), reject the third,
-  // leave the rest.
+  // paid at one approval, the Straight Flush of the sixth waits for a second), reject the third
+  // (two rejections when it needs two supervisors), ask to reject the first other one that needs
+  // two (it waits for a second supervisor: recovery must keep the request), leave the rest.
   const std::vector<Payout> waiting =
       host.read([](const Engine& e) { return e.pending_payouts(); });
   ASSERT_GE(waiting.size(), 6u);
@@ -620,7 +621,26 @@ TEST(DurableHost, RecoveryAfterManyRoundsAndPayoutsEqualsTheEngine) {
                    : testing::reject_payout(e, id, "supervisor/S2", "camera review", r);
     });
     ASSERT_TRUE(done.ok()) << done.error().message;
+    if (i == 2 && done->state == PayoutState::pending) {
+      const auto second = host.run([&](Engine& e, Records& r) {
+        return testing::reject_payout(e, id, "supervisor/S3", "camera review", r);
+      });
+      ASSERT_TRUE(second.ok()) << second.error().message;
+      EXPECT_EQ(second->state, PayoutState::rejected);
+    }
   }
+  bool requested = false;
+  for (std::size_t i = 3; i < waiting.size() && !requested; ++i) {
+    if (waiting[i].approvals_required < 2) continue;
+    const PayoutId id = waiting[i].id;
+    const auto asked = host.run([&](Engine& e, Records& r) {
+      return testing::reject_payout(e, id, "supervisor/S2", "dealer error", r);
+    });
+    ASSERT_TRUE(asked.ok()) << asked.error().message;
+    EXPECT_EQ(asked->rejection_requested_by, (std::vector<std::string>{"supervisor/S2"}));
+    requested = true;
+  }
+  EXPECT_TRUE(requested) << "no waiting payout needs two supervisors";
   const EngineSnapshot before = host.read([](const Engine& e) { return e.snapshot(); });
   host.stop();
   durability.reset();  // Its session holds the floor's lock; the next start takes it.

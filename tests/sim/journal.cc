@@ -175,7 +175,7 @@ storage::StoredState Journal::stored_state() const {
     for (const Payout& payout : records.payouts) {
       const std::uint64_t id = payout.id.value();
       state.last_payout_id = std::max(state.last_payout_id, id);
-      if (payout.approved_by.empty() && payout.state != PayoutState::rejected) {
+      if (payout_created(payout)) {
         Payout row = payout;
         row.state = PayoutState::pending;
         row.approved_by.clear();
@@ -187,6 +187,10 @@ storage::StoredState Journal::stored_state() const {
       }
       if (payout.state == PayoutState::paid || payout.state == PayoutState::rejected) {
         ended[id] = true;
+      } else if (!payout.rejection_requested_by.empty() &&
+                 payout.rejection_requested_by.size() >
+                     created[id].payout.rejection_requested_by.size()) {
+        created[id].payout.rejection_requested_by.push_back(payout.rejection_requested_by.back());
       } else if (!payout.approved_by.empty()) {
         created[id].payout.approved_by.push_back(payout.approved_by.back());
       }

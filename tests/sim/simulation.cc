@@ -46,6 +46,8 @@ constexpr const char* kRuleSigns = "signs-show-committed-meters";
 // #32: nothing public (a meter, an answer, a refusal) says more about a hidden point than its
 // committed range and the meter that contributions showed.
 constexpr const char* kRuleSecret = "hidden-point-shown";
+// #32: a payout that needs two supervisors to pay needs two to reject.
+constexpr const char* kRuleTwoPeople = "two-person-rule";
 
 struct Broken {
   std::string rule;
@@ -572,6 +574,8 @@ struct PayoutAck {
   std::uint64_t payout = 0;
   PayoutState state = PayoutState::pending;
   std::size_t approvals = 0;
+  std::size_t rejection_requests = 0;  // A rejection that left the payout pending is one (#32).
+  bool reject = false;
   std::string supervisor;
 };
 
@@ -1051,7 +1055,20 @@ class Simulation {
     }
     note(std::string(reject ? "reject" : "approve") + " payout " + std::to_string(id.value()) +
          " (" + answer->amount.to_string() + ") by " + supervisor);
-    payout_acks_.push_back({id.value(), answer->state, answer->approved_by.size(), supervisor});
+    // Rule §6: a payout that needs two supervisors to pay needs two to reject.
+    if (reject && answer->state == PayoutState::pending &&
+        (payout.approvals_required < 2 || answer->rejection_requested_by.size() != 1)) {
+      broken(kRuleTwoPeople, "payout " + std::to_string(id.value()) + " needing " +
+                                 std::to_string(payout.approvals_required) +
+                                 " approvals stayed pending after a rejection");
+    }
+    if (reject && answer->state == PayoutState::rejected && payout.approvals_required >= 2 &&
+        payout.rejection_requested_by.empty()) {
+      broken(kRuleTwoPeople, "payout " + std::to_string(id.value()) +
+                                 " needing two supervisors was rejected by one");
+    }
+    payout_acks_.push_back({id.value(), answer->state, answer->approved_by.size(),
+                            answer->rejection_requested_by.size(), reject, supervisor});
   }
 
   // An operator's meter adjustment, mostly on the Must-Hit-By level: on a hidden-trigger level
@@ -1400,7 +1417,7 @@ class Simulation {
       std::map<std::uint64_t, Payout> created;
       for (const Payout& payout : records.payouts) {
         payout_records_[payout.id.value()].push_back(payout);
-        if (payout.approved_by.empty() && payout.state != PayoutState::rejected) {
+        if (payout_created(payout)) {
           created[payout.id.value()] = payout;
           payouts_[payout.id.value()] = payout;
         }
@@ -1648,9 +1665,16 @@ class Simulation {
     for (const PayoutAck& ack : payout_acks_) {
       std::size_t times = 0;
       for (const Payout& record : payout_records_[ack.payout]) {
+        const bool requested = ack.reject && ack.state == PayoutState::pending;
+        const std::string* by = ack.state == PayoutState::rejected ? &record.rejected_by
+                                : requested && !record.rejection_requested_by.empty()
+                                    ? &record.rejection_requested_by.back()
+                                : !requested && !record.approved_by.empty()
+                                    ? &record.approved_by.back()
+                                    : nullptr;
         if (record.state == ack.state && record.approved_by.size() == ack.approvals &&
-            (ack.state == PayoutState::rejected ? record.rejected_by : record.approved_by.back()) ==
-                ack.supervisor) {
+            record.rejection_requested_by.size() == ack.rejection_requests && by != nullptr &&
+            *by == ack.supervisor) {
           ++times;
         }
       }

@@ -2186,8 +2186,21 @@ TEST(EnginePayouts, ApprovalsThresholdsAndRejection) {
   const std::uint64_t royal2 = seat_result(second, 2).awards.at(0).payout.value();
   EXPECT_EQ(h.balance("APP", AccountKind::awards_payable), usd("20000.04"));
   h.approve(royal2, "alice");
-  auto returned = h.reject(royal2, "bob", "surveillance: cards switched");
+  // Above the dual threshold a rejection needs two supervisors too (#32): bob's is recorded and
+  // the royal still waits; nothing goes back yet, and neither alice nor bob decides again.
+  auto requested = h.reject(royal2, "bob", "surveillance: cards switched");
+  EXPECT_EQ(requested.state, PayoutState::pending);
+  EXPECT_EQ(requested.rejection_requested_by, (std::vector<std::string>{"bob"}));
+  EXPECT_TRUE(transfers_of(h.records(), TransferKind::award_reversal).empty());
+  EXPECT_EQ(h.balance("APP", AccountKind::awards_payable), usd("20000.04"));
+  h.expect_refused(EngineError::already_approved, "bob again", reject(royal2, "Bob", "again"));
+  h.expect_refused(EngineError::already_approved, "bob approves after asking to reject",
+                   approve(royal2, "bob"));
+  h.expect_refused(EngineError::already_approved, "alice rejects after approving",
+                   reject(royal2, "alice", "changed my mind"));
+  auto returned = h.reject(royal2, "carol", "surveillance: cards switched");
   EXPECT_EQ(returned.state, PayoutState::rejected);
+  EXPECT_EQ(returned.rejected_by, "carol");
   const auto back = transfers_of(h.records(), TransferKind::award_reversal);
   ASSERT_EQ(back.size(), 1U);
   EXPECT_EQ(back[0].amount, usd("20000.04"));
