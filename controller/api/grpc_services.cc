@@ -21,6 +21,7 @@
 #include "controller/api/transport_security.h"
 #include "controller/api/watch_set.h"
 #include "controller/limits/request_limits.h"
+#include "controller/log/log.h"
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/sign.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
@@ -1229,9 +1230,11 @@ using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_Reb
 
 class SupervisorServiceImpl final : public SupervisorServiceBase {
  public:
-  SupervisorServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits)
+  SupervisorServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits,
+                        ReconciliationSource* audit)
       : host_(host),
         gate_(gate),
+        audit_(audit),
         feed_(std::make_shared<PayoutFeed>(
             limits, host.read([](const Engine& engine) { return engine.pending_payouts(); }))) {
     // Committed batches only reach the streams; the service may go before the host.
@@ -1311,9 +1314,35 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
     const auto decided = host_.run([&](Engine& engine, Records& records) {
       return engine.decide_payout(command, supervisor, records);
     });
-    if (!decided) return to_status(decided.error());
+    if (!decided) {
+      record_refusal(
+          supervisor, "payout.refused", decided.error(),
+          {{"payout_id", std::to_string(command.payout.value())},
+           {"request_id", command.request_id},
+           {"decision", command.decision == PayoutDecision::approve ? "approve" : "reject"},
+           {"reason", command.reason}});
+      return to_status(decided.error());
+    }
     fill_payout(*decided, out);
     return Status::OK;
+  }
+
+  // A supervisor's act the engine refused, on the audit trail (who tried what, and why it was
+  // refused), unless it was refused for want of a database, which could not record it either.
+  // A failure to record is logged; the caller gets the refusal all the same.
+  void record_refusal(const std::string& principal, const std::string& action,
+                      const EngineFailure& failure,
+                      std::vector<std::pair<std::string, std::string>> detail) {
+    if (audit_ == nullptr || failure.code == EngineError::link_unavailable ||
+        failure.code == EngineError::database_unavailable) {
+      return;
+    }
+    detail.emplace_back("refusal", std::string(to_string(failure.code)));
+    detail.emplace_back("message", failure.message);
+    if (const auto failed = audit_->append_audit_events({{principal, action, std::move(detail)}})) {
+      log_error("could not record a refused " + action + " in the audit trail: " + failed->message,
+                {{"by", principal}});
+    }
   }
 
   Status rebase_round_counter(const ServerContext& context,
@@ -1325,7 +1354,14 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
     const auto rebased = host_.run([&](Engine& engine, Records& records) {
       return engine.rebase_round_counter(command, principal, records);
     });
-    if (!rebased) return to_status(rebased.error());
+    if (!rebased) {
+      record_refusal(principal, "round_counter.rebase_refused", rebased.error(),
+                     {{"table_id", request.table_id()},
+                      {"request_id", request.request_id()},
+                      {"next_round_id", std::to_string(request.next_round_id())},
+                      {"reason", request.reason()}});
+      return to_status(rebased.error());
+    }
     response.set_table_id(rebased->table.value());
     response.set_epoch(rebased->epoch);
     response.set_last_round_id(rebased->last_round.value());
@@ -1337,6 +1373,7 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
 
   EngineHost& host_;
   const StartGate& gate_;
+  ReconciliationSource* audit_;
   std::shared_ptr<PayoutFeed> feed_;
 };
 
@@ -1652,8 +1689,9 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
 }
 
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
-                                                       StreamLimits limits) {
-  return std::make_unique<SupervisorServiceImpl>(host, gate, limits);
+                                                       StreamLimits limits,
+                                                       ReconciliationSource* audit) {
+  return std::make_unique<SupervisorServiceImpl>(host, gate, limits, audit);
 }
 
 std::unique_ptr<grpc::Service> make_sign_service(SignFeed& feed, const StartGate& gate,

@@ -65,9 +65,11 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
                                                   const StartGate& gate);
 // Payout approval and rejection, the pending payouts stream and RebaseRoundCounter (UNAVAILABLE
 // until `gate` opens). WatchPendingPayouts streams beyond `limits` are refused
-// RESOURCE_EXHAUSTED.
+// RESOURCE_EXHAUSTED. A decision or re-base the engine refuses goes on the audit trail through
+// `audit` (payout.refused, round_counter.rebase_refused) before it is answered; null: nowhere.
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
-                                                       StreamLimits limits = {});
+                                                       StreamLimits limits = {},
+                                                       ReconciliationSource* audit = nullptr);
 
 // SignService.WatchMeters over `feed` (UNAVAILABLE until `gate` opens): a sign's stream shows
 // the links and tables it asks for. Streams beyond `limits` are refused RESOURCE_EXHAUSTED; a sign

@@ -492,7 +492,8 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
     made.services.push_back(
         make_supervisor_service(*host, gate,
                                 StreamLimits{options.streams_max, options.streams_per_peer_max,
-                                             "payout watches", "--streams"}));
+                                             "payout watches", "--streams"},
+                                durability));
   }
   if (signs != nullptr) {
     made.services.push_back(

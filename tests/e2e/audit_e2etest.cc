@@ -16,6 +16,7 @@
 #include <pqxx/pqxx>
 
 #include "jackpot/v1/admin.grpc.pb.h"
+#include "jackpot/v1/supervisor.grpc.pb.h"
 #include "jackpot/v1/table.grpc.pb.h"
 #include "meters/digest.h"
 #include "tests/support/daemon_process.h"
@@ -266,6 +267,30 @@ TEST_F(AuditEndToEnd, EveryActIsChainedAndAnEditedRowIsNamed) {
     EXPECT_EQ(admin->ReadAuditTrail(&context, request, &response).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT);
   }
+  // A supervisor's refused decisions are on the chain, with who tried what and why (#32).
+  auto supervisor = pb::SupervisorService::NewStub(channel_as(address_, "supervisor/S1"));
+  {
+    pb::ApprovePayoutRequest request;
+    request.set_payout_id(999999);
+    request.set_request_id("no-such-payout");
+    pb::ApprovePayoutResponse response;
+    grpc::ClientContext context;
+    deadline(context);
+    EXPECT_EQ(supervisor->ApprovePayout(&context, request, &response).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    pb::RebaseRoundCounterRequest request;
+    request.set_table_id("NO-SUCH-TABLE");
+    request.set_request_id("no-such-table");
+    request.set_next_round_id(5);
+    request.set_reason("card swap");
+    pb::RebaseRoundCounterResponse response;
+    grpc::ClientContext context;
+    deadline(context);
+    EXPECT_EQ(supervisor->RebaseRoundCounter(&context, request, &response).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
   stop();  // The refusals go on the chain at the stop at the latest.
   start();
 
@@ -308,6 +333,19 @@ TEST_F(AuditEndToEnd, EveryActIsChainedAndAnEditedRowIsNamed) {
     EXPECT_EQ(tx.exec1("SELECT principal FROM audit_log WHERE action = 'report.reconciliation'")[0]
                   .as<std::string>(),
               "admin/ops");
+    const auto payout_refused = tx.exec1(
+        "SELECT principal, detail->>'payout_id', detail->>'decision', detail->>'refusal' "
+        "FROM audit_log WHERE action = 'payout.refused'");
+    EXPECT_EQ(payout_refused[0].as<std::string>(), "supervisor/S1");
+    EXPECT_EQ(payout_refused[1].as<std::string>(), "999999");
+    EXPECT_EQ(payout_refused[2].as<std::string>(), "approve");
+    EXPECT_EQ(payout_refused[3].as<std::string>(), "unknown_payout");
+    const auto rebase_refused = tx.exec1(
+        "SELECT principal, detail->>'table_id', detail->>'refusal' FROM audit_log "
+        "WHERE action = 'round_counter.rebase_refused'");
+    EXPECT_EQ(rebase_refused[0].as<std::string>(), "supervisor/S1");
+    EXPECT_EQ(rebase_refused[1].as<std::string>(), "NO-SUCH-TABLE");
+    EXPECT_EQ(rebase_refused[2].as<std::string>(), "unknown_table");
   }
   // Someone with the tables' owner's rights edits the reason of the link's closing.
   std::int64_t edited = 0;
