@@ -1,5 +1,6 @@
 #include "tools/ctl_text.h"
 
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 
@@ -151,6 +152,23 @@ std::optional<AuditChainPosition> parse_anchor(std::string_view text) {
   anchor.seq = *seq;
   std::copy(hash->begin(), hash->end(), anchor.hash.begin());
   return anchor;
+}
+
+std::vector<AuditChainPosition> anchors_in_log(std::string_view log) {
+  std::vector<AuditChainPosition> anchors;
+  for (std::size_t at = log.find(kAnchorLogPrefix); at != std::string_view::npos;
+       at = log.find(kAnchorLogPrefix, at + 1)) {
+    const std::size_t start = at + kAnchorLogPrefix.size();
+    std::size_t end = start;
+    while (end < log.size() &&
+           (std::isalnum(static_cast<unsigned char>(log[end])) != 0 || log[end] == ':')) {
+      ++end;
+    }
+    if (const auto anchor = parse_anchor(log.substr(start, end - start))) {
+      anchors.push_back(*anchor);
+    }
+  }
+  return anchors;
 }
 
 void AuditWalk::start_at(const AuditChainPosition& anchor) {

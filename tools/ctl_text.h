@@ -41,6 +41,12 @@ std::optional<std::string> trigger_mismatch(std::int64_t point_micros,
 // head; nothing otherwise.
 std::optional<AuditChainPosition> parse_anchor(std::string_view text);
 
+// What jackpotd's log says of the audit chain's head: every "audit chain head SEQ:HASH" in
+// `log` (its text or JSON lines, written on a schedule and at each stop), in order. Anchors kept
+// outside the database, for `audit verify --anchors-from`.
+inline constexpr std::string_view kAnchorLogPrefix = "audit chain head ";
+std::vector<AuditChainPosition> anchors_in_log(std::string_view log);
+
 // A walk of the audit trail, fed one page at a time in chain order (ReadAuditTrail).
 class AuditWalk {
  public:

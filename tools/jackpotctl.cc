@@ -10,7 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -258,7 +260,8 @@ int balances(Session& session) {
 // kept elsewhere) the walk also checks that its event still hashes the same; `from_anchor` starts
 // the walk there instead of at event 1 (what came before was verified when the anchor was made).
 int audit_verify(Session& session, std::uint32_t page_size, bool print,
-                 const std::optional<std::string>& anchor_text, bool from_anchor) {
+                 const std::optional<std::string>& anchor_text, bool from_anchor,
+                 const std::optional<std::string>& anchors_file) {
   std::optional<jackpot::AuditChainPosition> anchor;
   if (anchor_text) {
     anchor = jackpot::tools::parse_anchor(*anchor_text);
@@ -272,6 +275,33 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
     std::fprintf(stderr, "jackpotctl: --from-anchor needs --anchor SEQ:HASH\n");
     return kUsage;
   }
+  // Every anchor to check: the one given, and each head jackpotd's log recorded.
+  std::map<std::int64_t, jackpot::AuditChainPosition> anchors;
+  if (anchor) anchors[anchor->seq] = *anchor;
+  std::size_t logged = 0;
+  if (anchors_file) {
+    std::ifstream file(*anchors_file, std::ios::binary);
+    if (!file) {
+      std::fprintf(stderr, "jackpotctl: cannot read %s\n", anchors_file->c_str());
+      return kUsage;
+    }
+    const std::string log((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    for (const auto& found : jackpot::tools::anchors_in_log(log)) {
+      const auto [kept, added] = anchors.emplace(found.seq, found);
+      if (!added && kept->second.hash != found.hash) {
+        std::printf("BROKEN: the log names two hashes for event %lld: %s and %s\n",
+                    static_cast<long long>(found.seq), jackpot::to_hex(kept->second.hash).c_str(),
+                    jackpot::to_hex(found.hash).c_str());
+        return kCheckFailed;
+      }
+      ++logged;
+    }
+    if (logged == 0) {
+      std::fprintf(stderr, "jackpotctl: %s holds no \"audit chain head SEQ:HASH\" line\n",
+                   anchors_file->c_str());
+      return kUsage;
+    }
+  }
   const auto broken = [](const std::string& why) {
     std::printf("BROKEN: %s\n", why.c_str());
     return kCheckFailed;
@@ -279,7 +309,7 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
   auto stub = pb::AdminService::NewStub(session.channel);
   jackpot::tools::AuditWalk walk;
   if (from_anchor) walk.start_at(*anchor);
-  bool anchor_seen = false;
+  std::size_t anchors_seen = 0;
   std::map<std::string, std::uint64_t> actions;
   for (;;) {
     pb::ReadAuditTrailRequest request;
@@ -307,12 +337,12 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
       std::copy(wire.prev_hash().begin(), wire.prev_hash().end(), event.prev_hash.begin());
       std::copy(wire.hash().begin(), wire.hash().end(), event.hash.begin());
       if (!walk.feed(event)) return broken(walk.broken());
-      if (anchor && event.seq == anchor->seq) {
-        anchor_seen = true;
-        if (event.hash != anchor->hash) {
+      if (const auto kept = anchors.find(event.seq); kept != anchors.end()) {
+        ++anchors_seen;
+        if (event.hash != kept->second.hash) {
           return broken("event " + std::to_string(event.seq) + " hashes to " +
                         jackpot::to_hex(event.hash) + ", not the anchor's " +
-                        jackpot::to_hex(anchor->hash));
+                        jackpot::to_hex(kept->second.hash));
         }
       }
       ++actions[event.action];
@@ -333,14 +363,29 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
       break;
     }
   }
-  if (anchor && !anchor_seen) {
-    return broken("the chain ends at event " + std::to_string(walk.position().seq) +
-                  ", before the anchor's event " + std::to_string(anchor->seq));
+  // An anchor the walk did not meet: past the chain's end (the chain was cut back), or before
+  // where a --from-anchor walk started (not checked, and said so).
+  const std::int64_t first = from_anchor ? anchor->seq : 1;
+  for (const auto& [seq, kept] : anchors) {
+    if (seq > walk.position().seq) {
+      return broken("the chain ends at event " + std::to_string(walk.position().seq) +
+                    ", before the anchor's event " + std::to_string(seq));
+    }
+  }
+  const std::size_t skipped = anchors.size() - anchors_seen;
+  std::string anchored;
+  if (anchor && !anchors_file) {
+    anchored = ", the anchor among them";
+  } else if (!anchors.empty()) {
+    anchored = ", " + std::to_string(anchors_seen) + " anchor" + (anchors_seen == 1 ? "" : "s") +
+               " among them" +
+               (skipped > 0 ? " (" + std::to_string(skipped) + " before event " +
+                                  std::to_string(first) + " not checked)"
+                            : "");
   }
   std::printf("VERIFIED: events %lld to %lld chained without a break%s; head %lld:%s\n",
-              static_cast<long long>(from_anchor ? anchor->seq : 1),
-              static_cast<long long>(walk.position().seq), anchor ? ", the anchor among them" : "",
-              static_cast<long long>(walk.position().seq),
+              static_cast<long long>(first), static_cast<long long>(walk.position().seq),
+              anchored.c_str(), static_cast<long long>(walk.position().seq),
               jackpot::to_hex(walk.position().hash).c_str());
   for (const auto& [action, count] : actions) {
     std::printf("  %-24s %llu\n", action.c_str(), static_cast<unsigned long long>(count));
@@ -677,8 +722,14 @@ int main(int argc, char** argv) {
   verify_cmd->add_flag("--from-anchor", from_anchor,
                        "start the walk at the anchor's event instead of event 1 (what came "
                        "before was verified when the anchor was printed)");
+  std::optional<std::string> anchors_file;
+  verify_cmd->add_option("--anchors-from", anchors_file,
+                         "FILE: jackpotd's log (text or JSON); fails unless every event it names "
+                         "in an \"audit chain head SEQ:HASH\" line still hashes to HASH");
   verify_cmd->callback([&] {
-    run = [&] { return audit_verify(session, page_size, print_events, anchor, from_anchor); };
+    run = [&] {
+      return audit_verify(session, page_size, print_events, anchor, from_anchor, anchors_file);
+    };
   });
 
   auto* payouts_cmd = app.add_subcommand("payouts", "payouts that wait for a supervisor");

@@ -22,6 +22,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
@@ -540,6 +541,14 @@ void record_refusals(RefusalTally& refusals, ReconciliationSource& audit,
   }
 }
 
+// The audit chain's head as a log line, "audit chain head SEQ:HASH" (tools/ctl_text.h
+// anchors_in_log): kept outside the database, it anchors `jackpotctl audit verify
+// --anchors-from`, so that a rewritten chain (every hash recomputed by someone with the tables'
+// owner's rights) is still found out.
+void log_anchor(const AuditChainPosition& head) {
+  log_line("audit chain head " + std::to_string(head.seq) + ":" + to_hex(head.hash));
+}
+
 // The stop on the audit trail, with what is left of the grace (at least a quarter of a second):
 // the one wait a stop does not abandon early. The start's connection may have broken during an
 // outage since; a fresh one records it, unless the database has already let the stop down.
@@ -568,6 +577,8 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
     }
     events.push_back({principal, "daemon.stop", {{"signal", signal_name}}});
     storage::append_audit_events(*db, events);
+    // The chain's head after the stop, in the log: an anchor outside the database.
+    log_anchor(storage::read_audit_page(*db, std::numeric_limits<std::int64_t>::max(), 1).head);
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail") +
                  (unrecorded_refusals > 0
@@ -810,6 +821,8 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       std::unique_lock lock(poll_mutex);
       auto last_snapshot = std::chrono::steady_clock::now();
       auto last_refusals = last_snapshot;
+      auto last_anchor = last_snapshot;
+      std::int64_t anchored_seq = -1;
       // A first reading of the state recovery rebuilt (all of it committed), so that the links
       // are known even if the database fails before the first durable read.
       std::optional<FloorReading> last_reading = host->read(floor_reading);
@@ -824,6 +837,17 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
         if (durability && std::chrono::steady_clock::now() - last_refusals >= kRefusalInterval) {
           last_refusals = std::chrono::steady_clock::now();
           record_refusals(refusals, *durability, principal);
+        }
+        if (durability && options.audit_anchor_interval.count() > 0 &&
+            std::chrono::steady_clock::now() - last_anchor >= options.audit_anchor_interval) {
+          last_anchor = std::chrono::steady_clock::now();
+          // The head, when it moved since the last line (a database that does not answer now
+          // gets its line at the next interval).
+          const auto page = durability->audit_trail(std::numeric_limits<std::int64_t>::max(), 1);
+          if (page && page->head.seq != anchored_seq) {
+            anchored_seq = page->head.seq;
+            log_anchor(page->head);
+          }
         }
         refresh_health();  // Besides each change: a backstop.
         // While the database is down, meters, reserves and the payouts waiting keep their last

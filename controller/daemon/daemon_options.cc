@@ -79,15 +79,21 @@ SetResult set_commit_timeout(DaemonOptions& options, const std::string& value) {
 }
 
 // Seconds in [0, 86400]; 0 turns the interval off.
-SetResult set_snapshot_interval(DaemonOptions& options, const std::string& value) {
+SetResult set_interval(std::chrono::seconds& interval, const std::string& value) {
   long long seconds = -1;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
   if (error != std::errc() || end != value.data() + value.size() || seconds < 0 ||
       seconds > 86400) {
     return "expected seconds between 0 and 86400, got '" + value + "'";
   }
-  options.snapshot_interval = std::chrono::seconds(seconds);
+  interval = std::chrono::seconds(seconds);
   return std::nullopt;
+}
+SetResult set_snapshot_interval(DaemonOptions& options, const std::string& value) {
+  return set_interval(options.snapshot_interval, value);
+}
+SetResult set_audit_anchor_interval(DaemonOptions& options, const std::string& value) {
+  return set_interval(options.audit_anchor_interval, value);
 }
 
 SetResult set_query_timeout(DaemonOptions& options, const std::string& value) {
@@ -279,6 +285,11 @@ constexpr Option kOptions[] = {
      "how often to record every link's balances, for reports and a quick\n"
      "recovery; 0: only at start, stop and on request (default 60)",
      set_snapshot_interval},
+    {"audit-anchor-interval-s", "N",
+     "how often to write the audit chain's head to the log when it moved, an\n"
+     "anchor for 'jackpotctl audit verify --anchors-from'; 0: only at each\n"
+     "stop (default 300)",
+     set_audit_anchor_interval},
     {"query-timeout-ms", "N",
      "how long a statement of recovery or of a report may run, and its\n"
      "answer take twice that (default 60000)",

@@ -24,6 +24,10 @@ struct DaemonOptions {
   // reconciliation report, and where recovery starts summing); 0: only at start, recovery, stop
   // and on request.
   std::chrono::seconds snapshot_interval{60};
+  // How often the daemon writes the audit chain's head to its log (when it moved), besides at
+  // each stop: an anchor outside the database for `jackpotctl audit verify --anchors-from`;
+  // 0: only at stops.
+  std::chrono::seconds audit_anchor_interval{300};
   // How long a statement of recovery or of a report may run (statement_timeout); the daemon
   // gives up on its answer after twice that.
   std::chrono::milliseconds query_timeout{60000};
@@ -83,6 +87,7 @@ struct OptionsError {
 
 // Parses `jackpotd [--config FILE] [--listen ADDR] [--db DSN] [--metrics ADDR|off] [--floor FILE]
 // [--shutdown-grace-ms N] [--commit-timeout-ms N] [--snapshot-interval-s N]
+// [--audit-anchor-interval-s N]
 // [--query-timeout-ms N] [--probe-interval-ms N] [--commit-late-ms N] [--read-timeout-ms N]
 // [--streams-max N] [--streams-per-peer-max N] [--sign-updates-per-second N]
 // [--sign-hit-seconds N] [--sign-streams-max N] [--sign-streams-per-peer-max N]

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include "jackpot/v1/admin.grpc.pb.h"
 #include "jackpot/v1/supervisor.grpc.pb.h"
@@ -73,9 +74,11 @@ class AuditEndToEnd : public ::testing::Test {
     stop();
     unlink(floor_.c_str());
   }
-  void start() {
-    daemon_ = std::make_unique<DaemonProcess>(std::vector<std::string>{
-        "--db", database_.dsn(), "--listen", "127.0.0.1:0", "--metrics", "off", "--floor", floor_});
+  void start(const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args{"--db",      database_.dsn(), "--listen", "127.0.0.1:0",
+                                  "--metrics", "off",           "--floor",  floor_};
+    args.insert(args.end(), more.begin(), more.end());
+    daemon_ = std::make_unique<DaemonProcess>(args);
     const auto line = daemon_->read_stdout_line(30s);
     ASSERT_TRUE(line) << daemon_->stderr_text();
     address_ = testing::serving_address(*line);
@@ -371,6 +374,75 @@ TEST_F(AuditEndToEnd, EveryActIsChainedAndAnEditedRowIsNamed) {
   const auto [refused, refused_printed] = jackpotctl("audit verify", "supervisor/S1");
   EXPECT_EQ(refused, 1) << refused_printed;
   EXPECT_NE(refused_printed.find("PERMISSION_DENIED"), std::string::npos) << refused_printed;
+}
+
+// The chain's head goes to jackpotd's log on a schedule and at each stop (#32): anchors outside
+// the database. Someone with the tables' owner's rights who edits an event and recomputes every
+// hash after it leaves a chain that verifies on its own; the log's anchors find it out.
+TEST_F(AuditEndToEnd, TheLogsAnchorsFindOutARewrittenChain) {
+  stop();
+  start({"--audit-anchor-interval-s", "1"});
+  play_round(1);
+  // A line on the schedule, once the head has moved past the start.
+  const auto until = std::chrono::steady_clock::now() + 60s;
+  while (daemon_->stderr_text().find("audit chain head ") == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_NE(daemon_->stderr_text().find("audit chain head "), std::string::npos)
+      << daemon_->stderr_text();
+  daemon_->send_signal(SIGTERM);
+  ASSERT_EQ(daemon_->wait_for_exit(20s), 0) << daemon_->stderr_text();
+  const std::string log = daemon_->stderr_text();
+  daemon_.reset();
+  // The stop's own line names the chain's last event, the stop.
+  const auto stop_line = log.rfind("audit chain head ");
+  ASSERT_GT(stop_line, log.find("audit chain head "))
+      << "a line on the schedule and one at the stop";
+  char log_name[] = "/tmp/jackpotd-audit-log.XXXXXX";
+  close(mkstemp(log_name));
+  std::ofstream(log_name) << log;
+  start();
+
+  const auto [anchored, anchored_printed] =
+      jackpotctl(std::string("audit verify --anchors-from ") + log_name);
+  EXPECT_EQ(anchored, 0) << anchored_printed;
+  EXPECT_NE(anchored_printed.find("anchors among them"), std::string::npos) << anchored_printed;
+
+  // Event 2 rewritten, every hash from it on recomputed, the head moved along.
+  {
+    pqxx::connection db(database_.dsn());
+    pqxx::work tx(db);
+    tx.exec("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only");
+    tx.exec(R"sql(
+      DO $$
+      DECLARE
+        event record;
+        previous bytea := '\x' || repeat('00', 32);
+        edited jsonb;
+      BEGIN
+        FOR event IN SELECT seq, at, principal, action, detail FROM audit_log ORDER BY seq LOOP
+          edited := CASE WHEN event.seq = 2 THEN event.detail || '{"note": "rewritten"}'
+                         ELSE event.detail END;
+          UPDATE audit_log SET detail = edited, prev_hash = previous,
+                 hash = jackpot_audit_hash(previous, event.seq, event.at, event.principal,
+                                           event.action, edited)
+           WHERE seq = event.seq;
+          SELECT hash INTO previous FROM audit_log WHERE seq = event.seq;
+        END LOOP;
+        UPDATE audit_chain_head SET hash = previous;
+      END $$)sql");
+    tx.exec("ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only");
+    tx.commit();
+  }
+  const auto [alone, alone_printed] = jackpotctl("audit verify");
+  EXPECT_EQ(alone, 0) << "a consistently rewritten chain verifies without anchors\n"
+                      << alone_printed;
+  const auto [found, found_printed] =
+      jackpotctl(std::string("audit verify --anchors-from ") + log_name);
+  EXPECT_EQ(found, 3) << found_printed;
+  EXPECT_NE(found_printed.find("not the anchor's"), std::string::npos) << found_printed;
+  unlink(log_name);
 }
 
 TEST_F(AuditEndToEnd, JackpotctlGivesUpWithinItsDeadline) {

@@ -168,6 +168,28 @@ TEST(CtlText, ParsesAnAnchorAsVerifyPrintsIt) {
   }
 }
 
+// The anchors jackpotd logs (#32), found in its text and JSON lines among everything else.
+TEST(CtlText, FindsTheAnchorsInJackpotdsLog) {
+  const std::string a(64, 'a');
+  const std::string b = std::string(63, '0') + "f";
+  const std::string log =
+      "2026-12-07T20:00:00.000Z info audit chain head 12:" + a +
+      "\n"
+      "2026-12-07T20:00:01.000Z info round voided table=T1 reason=\"audit chain head 3:x\"\n"
+      "{\"time\":\"2026-12-07T20:05:00Z\",\"level\":\"info\",\"message\":\"audit chain head 40:" +
+      b +
+      "\"}\n"
+      "audit chain head 7:" +
+      a + "0\n";  // 65 digits: not an anchor.
+  const auto anchors = tools::anchors_in_log(log);
+  ASSERT_EQ(anchors.size(), 2u);
+  EXPECT_EQ(anchors[0].seq, 12);
+  EXPECT_EQ(to_hex(anchors[0].hash), a);
+  EXPECT_EQ(anchors[1].seq, 40);
+  EXPECT_EQ(to_hex(anchors[1].hash), b);
+  EXPECT_TRUE(tools::anchors_in_log("nothing here").empty());
+}
+
 TEST(CtlText, ParsesNumbersInDecimalOnly) {
   struct Case {
     const char* text;
