@@ -353,7 +353,10 @@ Result<AwardResult, LinkError> Link::award_percent(std::uint32_t level, std::int
     result.transfer = out.back().id;
   }
   if (percent == 100) {
-    auto refilled = reset(level, origin, out);
+    // The reset names the award's payout only when there is an award: a meter below one cent
+    // pays nothing and makes no payout, and its id goes to the next award (#32: an id named by
+    // two awards' transfers).
+    auto refilled = reset(level, result.amount > kZero ? origin : Origin{origin.round, 0}, out);
     if (!refilled) {
       ledger_.undo_since(out, mark);
       return refilled.error();

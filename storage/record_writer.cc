@@ -756,18 +756,20 @@ void write_links(pqxx::work& tx, const std::vector<LinkRow>& links) {
 void write_records(pqxx::work& tx, const Records& records) {
   BatchRows rows;
   rows.add(records);
+  if (!rows.trigger_secrets().empty()) {
+    // As COPY's data, never in a statement's text or parameters, and before the statement that
+    // writes their draws (trigger_secrets_copy()).
+    pqxx::stream_to copy(tx, "jackpot_private.trigger_secrets",
+                         std::vector<std::string>{"draw_id", "point_micros", "salt"});
+    for (const BatchRows::TriggerSecret& secret : rows.trigger_secrets()) {
+      std::string salt = "\\x";  // bytea's hex input; stream_to escapes the backslash for COPY.
+      append_hex(salt, secret.salt);
+      copy << std::make_tuple(secret.draw_id, secret.point_micros, salt);
+    }
+    copy.complete();
+  }
   const std::string sql = rows.sql();
   if (!sql.empty()) tx.exec(sql);
-  if (rows.trigger_secrets().empty()) return;
-  // As COPY's data, never in a statement's text or parameters (trigger_secrets_copy()).
-  pqxx::stream_to copy(tx, "jackpot_private.trigger_secrets",
-                       std::vector<std::string>{"draw_id", "point_micros", "salt"});
-  for (const BatchRows::TriggerSecret& secret : rows.trigger_secrets()) {
-    std::string salt = "\\x";  // bytea's hex input; stream_to escapes the backslash for COPY.
-    append_hex(salt, secret.salt);
-    copy << std::make_tuple(secret.draw_id, secret.point_micros, salt);
-  }
-  copy.complete();
 }
 
 }  // namespace jackpot::storage

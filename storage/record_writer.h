@@ -65,7 +65,8 @@ class BatchRows {
   // kTriggerSecretsCopy in COPY's text format: one line a draw. Never part of the statement
   // above: a statement's text is in pg_stat_activity for a pg_monitor role to read, and its
   // parameters in the server log under log_statement = 'all'; COPY's data is in neither. Run
-  // after the statement, in its transaction (each row names its draw). Empty when none.
+  // before the statement, in its transaction, so that the statement's triggers see the points
+  // (each row's draw is checked at the commit, migration 0023). Empty when none.
   std::string trigger_secrets_copy() const;
   struct TriggerSecret {
     std::int64_t draw_id = 0;

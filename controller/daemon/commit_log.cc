@@ -53,7 +53,7 @@ std::vector<LogEvent> commit_events(const Records& records) {
       std::vector<LogField> fields = payout_fields(payout);
       fields.push_back(text("by", payout.rejected_by));
       fields.push_back(text("reason", payout.rejected_reason));
-      events.push_back({LogLevel::warning, "payout rejected: the award returned to the meter",
+      events.push_back({LogLevel::warning, "payout rejected: the award returned to its level",
                         std::move(fields)});
     } else if (const PayoutDecisionRecord* request = rejection_request(records, payout)) {
       std::vector<LogField> fields = payout_fields(payout);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <fstream>
@@ -447,11 +448,12 @@ std::variant<DaemonOptions, OptionsError> parse_daemon_options(
     options = std::get<DaemonOptions>(parsed);
     struct stat file {};
     if (holds_password &&
-        (::stat(path.c_str(), &file) != 0 || !password_file_private(file.st_uid, file.st_mode))) {
+        (::stat(path.c_str(), &file) != 0 ||
+         !password_file_private(file.st_uid, file.st_gid, file.st_mode, ::getegid()))) {
       return OptionsError{"config file " + path +
                           " holds the database password but other users may read it: "
                           "chmod 600 " +
-                          path + " (or, owned by root, chmod 640 with jackpotd's group)"};
+                          path + " (or, owned by root with jackpotd's group, chmod 640)"};
     }
   }
 
@@ -521,10 +523,11 @@ bool is_loopback_address(std::string_view host_port) {
   return inet_pton(AF_INET, host.c_str(), &address) == 1 && ntohl(address.s_addr) == 0x7f000001U;
 }
 
-bool password_file_private(std::uint32_t owner_uid, std::uint32_t mode) {
+bool password_file_private(std::uint32_t owner_uid, std::uint32_t group_gid, std::uint32_t mode,
+                           std::uint32_t own_gid) {
   if ((mode & S_IRWXO) != 0) return false;
-  if (owner_uid == 0) return (mode & (S_IWGRP | S_IXGRP)) == 0;
-  return (mode & S_IRWXG) == 0;
+  if ((mode & S_IRWXG) == 0) return true;
+  return owner_uid == 0 && group_gid == own_gid && (mode & (S_IWGRP | S_IXGRP)) == 0;
 }
 
 std::optional<std::string> transport_problem(const DaemonOptions& options) {

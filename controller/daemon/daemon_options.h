@@ -115,9 +115,11 @@ std::optional<std::string> transport_problem(const DaemonOptions& options);
 
 // Whether a config file that holds the database password is private enough, as PostgreSQL
 // judges its own key file: nothing for other users; the group may read it (not write it) only
-// when root owns it, the packaged layout (owner root, group jackpotd, mode 640:
-// docs/operations.md); a file of any other owner is its owner's alone (mode 600 or 400).
-bool password_file_private(std::uint32_t owner_uid, std::uint32_t mode);
+// when root owns it and the group is jackpotd's own (`own_gid`), the packaged layout (owner
+// root, group jackpotd, mode 640: docs/operations.md); a file of any other owner is its owner's
+// alone (mode 600 or 400).
+bool password_file_private(std::uint32_t owner_uid, std::uint32_t group_gid, std::uint32_t mode,
+                           std::uint32_t own_gid);
 
 // Whether `host_port` (as --listen takes it) is on the loopback address plaintext mode may use:
 // 127.0.0.1, [::1] or localhost (gRPC's local credentials accept nothing else).

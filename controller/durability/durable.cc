@@ -400,13 +400,16 @@ bool PostgresDurability::commit(const std::vector<Records>& batch, std::string& 
       connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
                                answer_deadline());
     } else {
-      // A batch that drew hidden points (a reset, rare) writes them through COPY after the
-      // statement, in one transaction with it: never in a statement's text or parameters,
-      // which pg_stat_activity and a statement log show (BatchRows::trigger_secrets_copy).
+      // A batch that drew hidden points (a reset, rare) writes them through COPY, in one
+      // transaction with the statement: never in a statement's text or parameters, which
+      // pg_stat_activity and a statement log show (BatchRows::trigger_secrets_copy). COPY
+      // first, so that the statement's triggers see the points (a hit's reveal on the audit
+      // trail, when its point was drawn earlier in the same batch); their draws' references are
+      // checked at the commit (migration 0023).
       connection.exec("BEGIN", answer_deadline());
+      connection.copy_in(storage::kTriggerSecretsCopy, secrets, answer_deadline());
       connection.exec_prepared(statement, parameters.values, parameters.lengths, parameters.formats,
                                answer_deadline());
-      connection.copy_in(storage::kTriggerSecretsCopy, secrets, answer_deadline());
       connection.exec("COMMIT", answer_deadline());
     }
     noted(number);

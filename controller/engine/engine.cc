@@ -1581,20 +1581,16 @@ Result<std::vector<AppliedAward>, EngineFailure> Engine::apply_awards(
                                  posted(link.scratch, split->transfers[k]),
                                  {}});
             }
-            // The ids are spent even when the share is below a cent: the split's reset posted
-            // transfers that name them, and no later award may name the same id.
-            last_payout_id_ += award.shared_by;
+            if (split->share > Money()) last_payout_id_ += award.shared_by;
             j += award.shared_by - 1;
           } else {
             const PayoutId payout(last_payout_id_ + 1);
             auto paid = link.link.award_percent(award.level, award.percent,
                                                 {round.key, payout.value()}, link.scratch);
             if (!paid) return refuse(paid.error());
-            // The id is spent even when a meter below one cent pays nothing (and makes no
-            // payout): a 100% award's reset posted transfers that name it, and payout ids are
-            // never reused.
-            ++last_payout_id_;
+            // A meter below one cent pays nothing and makes no payout; its reset names none.
             if (paid->amount > Money()) {
+              ++last_payout_id_;
               AwardDecision won = award;
               won.amount = paid->amount;
               applied.push_back({i, won, payout, posted(link.scratch, paid->transfer), {}});
@@ -1886,8 +1882,7 @@ std::optional<PayoutState> Engine::decided_payout_state(PayoutId id) const {
 Result<Payout*, EngineFailure> Engine::pending_payout(PayoutId id) {
   const auto it = payouts_.find(id.value());
   if (it != payouts_.end()) return &it->second;
-  // Ids are handed out in order: a known id that is not pending was paid or rejected (or spent
-  // by an award below one cent, which made no payout).
+  // Ids are handed out in order: a known id that is not pending was paid or rejected.
   if (id.value() >= 1 && id.value() <= last_payout_id_) {
     return failure(EngineError::payout_not_pending,
                    "payout " + std::to_string(id.value()) + " is not pending");

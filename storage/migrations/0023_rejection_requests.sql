@@ -1,14 +1,23 @@
--- A payout that needs two supervisors to pay needs two to reject (issue #32): the first
+-- Issue #32. A payout that needs two supervisors to pay needs two to reject: the first
 -- rejection is an event of its own, 'rejection_requested', naming its supervisor, reason and
 -- request id; the payout still waits, for a second supervisor's approval or rejection. The
 -- checks of 0002, 0005 and 0021 take the new state in; the audit trail records it as
 -- 'payout.reject_request'.
 ALTER TABLE payout_events DROP CONSTRAINT payout_events_state_check;
+-- NOT VALID: the rows already written met the narrower check; no scan of the table at upgrade.
 ALTER TABLE payout_events
   ADD CONSTRAINT payout_events_state_check
-    CHECK (state IN ('pending', 'approved', 'rejection_requested', 'paid', 'rejected')),
+    CHECK (state IN ('pending', 'approved', 'rejection_requested', 'paid', 'rejected')) NOT VALID,
   ADD CONSTRAINT payout_events_rejection_request_named
-    CHECK (state <> 'rejection_requested' OR (supervisor <> '' AND reason <> ''));
+    CHECK (state <> 'rejection_requested' OR (supervisor <> '' AND reason <> '')) NOT VALID;
+
+-- Hidden points and salts reach the database through COPY, never in a statement's text or
+-- parameters (docs/audit.md): COPY comes first in a batch's transaction, ahead of the statement
+-- that writes their draws, so that the statement's triggers see them (a hit's reveal on the audit
+-- trail names the point its lock hit, also when the reset that drew it is in the same batch).
+-- Each point's draw is checked at the commit.
+ALTER TABLE jackpot_private.trigger_secrets
+  ALTER CONSTRAINT trigger_secrets_draw_id_fkey DEFERRABLE INITIALLY DEFERRED;
 
 CREATE OR REPLACE FUNCTION jackpot_payout_decisions_audited() RETURNS trigger
 LANGUAGE plpgsql SET search_path = public, pg_temp

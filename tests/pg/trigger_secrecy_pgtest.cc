@@ -22,6 +22,7 @@
 #include "controller/hands/paytable_loader.h"
 #include "controller/host/engine_host.h"
 #include "meters/digest.h"
+#include "meters/hidden_trigger.h"
 #include "storage/migrations.h"
 #include "tests/support/fixed_clock.h"
 #include "tests/support/test_database.h"
@@ -197,8 +198,8 @@ TEST(TriggerSecrecy, NoHiddenPointOrSaltInStatementTextOrTheStatementLog) {
   EXPECT_GT(polls.load(), 0);
   EXPECT_FALSE(queries.empty());
   // Draw i is revealed by the lock of the round that hits it: that batch's statement comes just
-  // before the COPY of draw i + 1 (its reset's new point). Nothing names a point or a salt before
-  // that statement; the point in force, never hit, nowhere.
+  // after the COPY of draw i + 1 (its reset's new point). Nothing names a point or a salt before
+  // that COPY; the point in force, never hit, nowhere.
   std::vector<std::size_t> copies;
   for (std::size_t at = log.find("copy jackpot_private.trigger_secrets"); at != std::string::npos;
        at = log.find("copy jackpot_private.trigger_secrets", at + 1)) {
@@ -207,8 +208,7 @@ TEST(TriggerSecrecy, NoHiddenPointOrSaltInStatementTextOrTheStatementLog) {
   ASSERT_EQ(copies.size(), secrets.size()) << "one COPY for the opening point and one a reset";
   for (std::size_t i = 0; i < secrets.size(); ++i) {
     const auto& [point, salt] = secrets[i];
-    const std::size_t revealed =
-        i + 1 < secrets.size() ? log.rfind("execute ", copies[i + 1]) : std::string::npos;
+    const std::size_t revealed = i + 1 < secrets.size() ? copies[i + 1] : std::string::npos;
     const std::string before = log.substr(0, revealed);
     EXPECT_EQ(before.find(salt), std::string::npos)
         << "the server log holds the salt of draw " << i << " before its hit";
@@ -223,6 +223,85 @@ TEST(TriggerSecrecy, NoHiddenPointOrSaltInStatementTextOrTheStatementLog) {
   for (const std::string& query : queries) {
     EXPECT_FALSE(has_number(query, point))
         << "pg_stat_activity showed the point in force in: " << query.substr(0, 300);
+  }
+}
+
+// A batch may hold a lock that hits a hidden level, the reset that draws its next point, and a
+// later lock of the same batch that hits that point: the audit trail's reveal of the second hit
+// must name the point drawn in the batch (its secret arrives by COPY ahead of the statement), not
+// the one before it. Eight tables lock in one batch, $45 a lock on a $100-$250 range: at least
+// two hits.
+TEST(TriggerSecrecy, AHitOfAPointDrawnInTheSameBatchRevealsThatPoint) {
+  testing::TestDatabase database;
+  auto control = database.connect();
+  storage::apply_migrations(*control);
+  EngineConfig config = hidden_floor();
+  for (int t = 2; t <= 8; ++t) {
+    TableSettings table = config.tables.front();
+    table.id = TableId("HUH-" + std::to_string(t));
+    config.tables.push_back(table);
+  }
+  FixedClock clock;
+  SplitMix64 random(3232);
+  auto paytables = std::move(load_paytables(embedded_paytables())).value();
+  PostgresDurability durability(database.dsn(), config, paytables, clock, random);
+  auto opened = durability.open();
+  ASSERT_TRUE(opened.ok()) << opened.error().front();
+  Engine& engine = **opened;
+  const auto commit = [&](std::vector<Records> batch) {
+    for (const Records& records : batch) durability.stage(records);
+    durability.seal();
+    std::string error;
+    ASSERT_TRUE(durability.commit(batch, error)) << error;
+  };
+  std::vector<Records> opens;
+  for (const TableSettings& table : config.tables) {
+    Records records;
+    ASSERT_TRUE(engine.open_round({table.id, RoundId(1)}, records));
+    opens.push_back(std::move(records));
+  }
+  commit(std::move(opens));
+  std::vector<Records> locks;
+  int hits = 0;
+  for (const TableSettings& table : config.tables) {
+    LockWagersRequest lock{table.id, RoundId(1), {}};
+    for (const std::uint32_t seat : {1U, 2U, 3U, 4U, 5U, 6U}) {
+      lock.wagers.push_back({seat, LinkId("MHB"), 2500});
+    }
+    Records records;
+    const auto locked = engine.lock_wagers(lock, records);
+    ASSERT_TRUE(locked.ok()) << locked.error().message;
+    hits += static_cast<int>(locked->must_hit_by_hits.size());
+    locks.push_back(std::move(records));
+  }
+  ASSERT_GE(hits, 2);
+  commit(std::move(locks));
+
+  // Each hit's reveal opens the commitment of the draw it names, and names a different draw: the
+  // points committed before it, in order.
+  pqxx::read_transaction tx(*control);
+  std::vector<std::string> committed;
+  for (const auto& row : tx.exec("SELECT detail->>'draw_id' FROM audit_log WHERE action = "
+                                 "'must_hit_by.commit' ORDER BY seq")) {
+    committed.push_back(row[0].as<std::string>());
+  }
+  const auto revealed = tx.exec(
+      "SELECT detail->>'trigger_draw_id', detail->>'commitment', detail->>'point_micros', "
+      "detail->>'salt' FROM audit_log WHERE action = 'must_hit_by.hit' ORDER BY seq");
+  ASSERT_EQ(static_cast<int>(revealed.size()), hits);
+  ASSERT_EQ(committed.size(), revealed.size() + 1);
+  for (std::size_t i = 0; i < revealed.size(); ++i) {
+    EXPECT_EQ(revealed[i][0].as<std::string>(), committed[i]) << "hit " << i;
+    TriggerSalt salt{};
+    const std::string salt_hex = revealed[i][3].as<std::string>();
+    ASSERT_EQ(salt_hex.size(), 64u);
+    for (std::size_t b = 0; b < salt.size(); ++b) {
+      salt[b] = static_cast<std::uint8_t>(std::stoi(salt_hex.substr(2 * b, 2), nullptr, 16));
+    }
+    EXPECT_EQ(to_hex(trigger_commitment(
+                  Money::from_micros(std::stoll(revealed[i][2].as<std::string>())), salt)),
+              revealed[i][1].as<std::string>())
+        << "hit " << i << " reveals a point that does not open its commitment";
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -678,6 +679,7 @@ class Simulation {
       ++stats_.floor_edits;
     }
     if (start(next, false)) {
+      if (edit) floor_unchanged_ = false;
       floor_ = next;
     } else {
       ++stats_.floors_refused;
@@ -769,6 +771,7 @@ class Simulation {
       ++stats_.commands;
       auto answer = host_->run(command);
       journal_.arm(CommitFault::none);  // A command that wrote nothing left it unused.
+      if (!answer) expect_silent_about_points("a refusal", answer.error().message);
       if (answer || answer.error().code != EngineError::link_unavailable) {
         attempt_floors_ = std::move(floors);
         return answer;
@@ -791,6 +794,7 @@ class Simulation {
 
   void one_step() {
     contributed_ = false;
+    floor_unchanged_ = true;
     const auto roll = choose_.below(1000);
     if (roll < 40) {
       restart(choose_.chance(700));
@@ -1106,7 +1110,6 @@ class Simulation {
       if (code != EngineError::ledger_refused && code != EngineError::adjustment_zero) {
         refused(what, answer.error());
       }
-      expect_silent_about_points(what + "'s refusal", answer.error().message);
       ++stats_.adjustments_refused;
       note(what + " refused: " + answer.error().message);
       return;
@@ -1127,9 +1130,18 @@ class Simulation {
       }
       return in_force;
     });
+    // `number` in `text` as a whole number (not a part of a longer one, as 87.90 of 187.905).
+    const auto names = [&text](const std::string& number) {
+      for (auto at = text.find(number); at != std::string::npos; at = text.find(number, at + 1)) {
+        const auto end = at + number.size();
+        const bool before = at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]));
+        const bool after = end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]));
+        if (!before && !after) return true;
+      }
+      return false;
+    };
     for (const Money point : points) {
-      if (text.find(point.to_string()) != std::string::npos ||
-          text.find(std::to_string(point.micros())) != std::string::npos) {
+      if (names(point.to_string()) || names(std::to_string(point.micros()))) {
         broken(kRuleSecret, what + " names the hidden point " + point.to_string() + ": " + text);
       }
     }
@@ -1152,6 +1164,9 @@ class Simulation {
       ++stats_.secrecy_checks;
       auto known = known_.find(link.id);
       if (known == known_.end() || known->second.commitment != trigger->commitment) {
+        // A point that replaces one seen before was drawn at a reset of this step, under the
+        // floor in force (one first seen, or seen after a floor edit, may be older).
+        const bool reset_now = known != known_.end() && floor_unchanged_;
         // A new draw: the public knows its range; the meter after the reset is where it starts.
         known = known_.insert_or_assign(link.id, Known{trigger->commitment, trigger->range_above})
                     .first;
@@ -1159,6 +1174,26 @@ class Simulation {
           broken(kRuleSecret, link.id + " level 2's new point was drawn above " +
                                   trigger->range_above.to_string() + " while the meter shows " +
                                   meter.to_string());
+        }
+        // The range keeps at least half of (seed, amount]: the reserve fills a hidden level to
+        // the middle at most. Only the seed and the rest of the hitting lock's contribution may
+        // carry the meter further, and that is one lock's at most.
+        const Money amount = scaled_must_hit_by(link);
+        const std::int64_t seed =
+            link.levels[1].seed_cents * link.base_cents / 100 * Money::kMicrosPerCent;
+        const std::int64_t middle =
+            seed + (amount.micros() - seed) / 2 / Money::kMicrosPerCent * Money::kMicrosPerCent;
+        std::uint32_t seats = 0;
+        for (const SimTable& table : floor_.tables) seats = std::max(seats, table.seats);
+        const std::int64_t one_lock = static_cast<std::int64_t>(seats) * link.max_units *
+                                          link.base_cents * Money::kMicrosPerCent *
+                                          link.levels[1].meter_ppm / 1'000'000 +
+                                      Money::kMicrosPerCent;
+        if (reset_now && trigger->range_above.micros() > std::max(middle, seed + one_lock)) {
+          broken(kRuleSecret, link.id + " level 2's new point was drawn from (" +
+                                  trigger->range_above.to_string() + ", " + amount.to_string() +
+                                  "]: the reset filled it past the middle of its range, " +
+                                  Money::from_micros(middle).to_string());
         }
       }
       if (contributed_) {
@@ -1699,6 +1734,7 @@ class Simulation {
   std::uint64_t decisions_ = 0;    // Payout decisions asked for, for their request ids.
   std::uint64_t adjustments_ = 0;  // Adjustments asked for, for their request ids.
   bool contributed_ = false;       // This step locked wagers.
+  bool floor_unchanged_ = true;    // No floor edit took effect in this step.
   struct Known {
     Sha256Digest commitment{};
     Money shown;  // The highest meter the public saw: the range's low end, or contributions'.

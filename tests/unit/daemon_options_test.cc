@@ -237,7 +237,7 @@ TEST(DaemonOptions, ADatabasePasswordStaysOffTheCommandLine) {
   EXPECT_EQ(parse_error({"--config", config.path()}),
             "config file " + config.path() +
                 " holds the database password but other users may read it: chmod 600 " +
-                config.path() + " (or, owned by root, chmod 640 with jackpotd's group)");
+                config.path() + " (or, owned by root with jackpotd's group, chmod 640)");
   // Each file is judged by what it holds: a readable file that also sets another db is refused,
   // a readable one beside the private one that holds the password is not.
   const ConfigFile overridden("db = host=db.lan password=x\ndb = host=other\n");
@@ -327,15 +327,18 @@ TEST(DaemonOptions, ATransportMustBeChosen) {
 TEST(DaemonOptions, APasswordFileIsPrivateAsPostgresqlJudgesAKeyFile) {
   struct Case {
     std::uint32_t uid;
+    std::uint32_t gid;  // jackpotd's own group is 999.
     std::uint32_t mode;
     bool accepted;
   };
-  for (const Case& c : {Case{0, 0600, true}, Case{0, 0400, true}, Case{0, 0640, true},
-                        Case{0, 0440, true}, Case{0, 0660, false}, Case{0, 0650, false},
-                        Case{0, 0644, false}, Case{0, 0604, false}, Case{1000, 0600, true},
-                        Case{1000, 0400, true}, Case{1000, 0640, false}, Case{1000, 0604, false}}) {
-    EXPECT_EQ(password_file_private(c.uid, c.mode), c.accepted)
-        << "uid " << c.uid << " mode " << std::oct << c.mode;
+  for (const Case& c :
+       {Case{0, 999, 0600, true}, Case{0, 999, 0400, true}, Case{0, 999, 0640, true},
+        Case{0, 999, 0440, true}, Case{0, 100, 0640, false},  // root:users 640: others read it.
+        Case{0, 0, 0600, true}, Case{0, 999, 0660, false}, Case{0, 999, 0650, false},
+        Case{0, 999, 0644, false}, Case{0, 999, 0604, false}, Case{1000, 999, 0600, true},
+        Case{1000, 999, 0400, true}, Case{1000, 999, 0640, false}, Case{1000, 999, 0604, false}}) {
+    EXPECT_EQ(password_file_private(c.uid, c.gid, c.mode, 999), c.accepted)
+        << "uid " << c.uid << " gid " << c.gid << " mode " << std::oct << c.mode;
   }
 }
 

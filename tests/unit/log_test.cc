@@ -145,7 +145,7 @@ TEST(CommitLog, DecisionsVoidsLinksAdjustmentsAndRebases) {
           "jackpotd: payout approved and paid (table=HUH-1, round=57, seat=3, link=huh-royal, "
           "meter_level=2, payout=17, kind=percent, amount=187.25, by=supervisor/ann, approvals=1, "
           "required=1)",
-          "jackpotd: warning: payout rejected: the award returned to the meter (table=HUH-1, "
+          "jackpotd: warning: payout rejected: the award returned to its level (table=HUH-1, "
           "round=57, seat=3, link=huh-royal, payout=17, kind=fixed, amount=187.25, "
           "by=supervisor/bo, reason=\"sensor fault\")",
           "jackpotd: warning: link closed (link=five-card-link, by=admin/ops, reason=\"sign "
