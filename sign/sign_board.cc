@@ -197,7 +197,8 @@ void SignBoard::apply(const Records& records) {
   std::vector<HitShown> made = hits_of(records);
   for (HitShown& hit : made) hits_.push_back(std::move(hit));
   for (const PayoutDecisionRecord& decision : records.payout_decisions) {
-    if (decision.decision != PayoutDecision::reject) continue;
+    // A rejection that rejected it: the first of two a payout needs only asks (it still waits).
+    if (decision.answer.state != PayoutState::rejected) continue;
     std::erase_if(hits_,
                   [&](const HitShown& hit) { return hit.payout == decision.payout.value(); });
   }

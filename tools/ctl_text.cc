@@ -155,18 +155,40 @@ std::optional<AuditChainPosition> parse_anchor(std::string_view text) {
 }
 
 std::vector<AuditChainPosition> anchors_in_log(std::string_view log) {
+  // The line's end, from `at`, must be "N" + between + 64 hex digits + closing, exactly.
+  const auto anchor_at = [](std::string_view rest, std::string_view between,
+                            std::string_view closing) -> std::optional<AuditChainPosition> {
+    const std::size_t digits_end = rest.find_first_not_of("0123456789");
+    if (digits_end == 0 || digits_end == std::string_view::npos) return std::nullopt;
+    const std::string_view tail = rest.substr(digits_end);
+    if (tail.size() != between.size() + 64 + closing.size() ||
+        tail.substr(0, between.size()) != between || !tail.ends_with(closing)) {
+      return std::nullopt;
+    }
+    return parse_anchor(std::string(rest.substr(0, digits_end)) + ":" +
+                        std::string(tail.substr(between.size(), 64)));
+  };
+  static constexpr std::string_view kText = "jackpotd: audit chain head (seq=";
+  static constexpr std::string_view kJson = "\"message\":\"audit chain head\",\"seq\":";
   std::vector<AuditChainPosition> anchors;
-  for (std::size_t at = log.find(kAnchorLogPrefix); at != std::string_view::npos;
-       at = log.find(kAnchorLogPrefix, at + 1)) {
-    const std::size_t start = at + kAnchorLogPrefix.size();
-    std::size_t end = start;
-    while (end < log.size() &&
-           (std::isalnum(static_cast<unsigned char>(log[end])) != 0 || log[end] == ':')) {
-      ++end;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    std::size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    std::string_view line = log.substr(start, end - start);
+    start = end + 1;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    std::optional<AuditChainPosition> found;
+    // The line's own "jackpotd: ", its first: what follows a message's or a field's text is
+    // later in the line.
+    if (const auto at = line.find("jackpotd: ");
+        at != std::string_view::npos && line.substr(at).starts_with(kText)) {
+      found = anchor_at(line.substr(at + kText.size()), ", hash=", ")");
+    } else if (const auto json = line.find(kJson);
+               json != std::string_view::npos && line.starts_with('{')) {
+      found = anchor_at(line.substr(json + kJson.size()), ",\"hash\":\"", "\"}");
     }
-    if (const auto anchor = parse_anchor(log.substr(start, end - start))) {
-      anchors.push_back(*anchor);
-    }
+    if (found) anchors.push_back(*found);
   }
   return anchors;
 }

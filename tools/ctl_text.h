@@ -41,10 +41,14 @@ std::optional<std::string> trigger_mismatch(std::int64_t point_micros,
 // head; nothing otherwise.
 std::optional<AuditChainPosition> parse_anchor(std::string_view text);
 
-// What jackpotd's log says of the audit chain's head: every "audit chain head SEQ:HASH" in
-// `log` (its text or JSON lines, written on a schedule and at each stop), in order. Anchors kept
-// outside the database, for `audit verify --anchors-from`.
-inline constexpr std::string_view kAnchorLogPrefix = "audit chain head ";
+// What jackpotd's log says of the audit chain's head, in order: every line that is its anchor
+// line whole (written on a schedule and at each stop), in text,
+//   jackpotd: audit chain head (seq=N, hash=HEX)
+// after whatever prefix a log collector puts before "jackpotd: ", or in JSON,
+//   {"time":"...","level":"info","message":"audit chain head","seq":N,"hash":"HEX"}
+// Text that a client had logged (a void's reason, a request id) is always inside a quoted field
+// or an escaped string, so it never makes such a line. Anchors kept outside the database, for
+// `audit verify --anchors-from`.
 std::vector<AuditChainPosition> anchors_in_log(std::string_view log);
 
 // A walk of the audit trail, fed one page at a time in chain order (ReadAuditTrail).

@@ -297,8 +297,10 @@ int audit_verify(Session& session, std::uint32_t page_size, bool print,
       ++logged;
     }
     if (logged == 0) {
-      std::fprintf(stderr, "jackpotctl: %s holds no \"audit chain head SEQ:HASH\" line\n",
-                   anchors_file->c_str());
+      std::fprintf(
+          stderr,
+          "jackpotctl: %s holds no \"audit chain head (seq=N, hash=HEX)\" line of jackpotd's\n",
+          anchors_file->c_str());
       return kUsage;
     }
   }
@@ -723,9 +725,10 @@ int main(int argc, char** argv) {
                        "start the walk at the anchor's event instead of event 1 (what came "
                        "before was verified when the anchor was printed)");
   std::optional<std::string> anchors_file;
-  verify_cmd->add_option("--anchors-from", anchors_file,
-                         "FILE: jackpotd's log (text or JSON); fails unless every event it names "
-                         "in an \"audit chain head SEQ:HASH\" line still hashes to HASH");
+  verify_cmd->add_option(
+      "--anchors-from", anchors_file,
+      "FILE: jackpotd's log (text or JSON); fails unless every event it names "
+      "in an \"audit chain head (seq=N, hash=HEX)\" line (or its JSON form) still hashes to HEX");
   verify_cmd->callback([&] {
     run = [&] {
       return audit_verify(session, page_size, print_events, anchor, from_anchor, anchors_file);

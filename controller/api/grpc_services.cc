@@ -1231,12 +1231,12 @@ using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_Reb
 class SupervisorServiceImpl final : public SupervisorServiceBase {
  public:
   SupervisorServiceImpl(EngineHost& host, const StartGate& gate, StreamLimits limits,
-                        ReconciliationSource* audit)
+                        RefusedActs* refused_acts)
       : host_(host),
         gate_(gate),
-        audit_(audit),
         feed_(std::make_shared<PayoutFeed>(
-            limits, host.read([](const Engine& engine) { return engine.pending_payouts(); }))) {
+            limits, host.read([](const Engine& engine) { return engine.pending_payouts(); }))),
+        refused_acts_(refused_acts) {
     // Committed batches only reach the streams; the service may go before the host.
     host_.observe_commits([weak = std::weak_ptr<PayoutFeed>(feed_)](
                               const std::vector<Records>& batch, double, bool ok) {
@@ -1327,22 +1327,21 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
     return Status::OK;
   }
 
-  // A supervisor's act the engine refused, on the audit trail (who tried what, and why it was
-  // refused), unless it was refused for want of a database, which could not record it either.
-  // A failure to record is logged; the caller gets the refusal all the same.
+  // A supervisor's act the engine refused, on its way to the audit trail (who tried what, and
+  // why it was refused: RefusedActs), unless it was refused for want of a database, which could
+  // not record it either. The caller gets the refusal at once.
   void record_refusal(const std::string& principal, const std::string& action,
                       const EngineFailure& failure,
                       std::vector<std::pair<std::string, std::string>> detail) {
-    if (audit_ == nullptr || failure.code == EngineError::link_unavailable ||
+    if (refused_acts_ == nullptr || failure.code == EngineError::link_unavailable ||
         failure.code == EngineError::database_unavailable) {
       return;
     }
     detail.emplace_back("refusal", std::string(to_string(failure.code)));
     detail.emplace_back("message", failure.message);
-    if (const auto failed = audit_->append_audit_events({{principal, action, std::move(detail)}})) {
-      log_error("could not record a refused " + action + " in the audit trail: " + failed->message,
-                {{"by", principal}});
-    }
+    // The trail's detail is JSON text: a NUL (which a refused request may hold) cannot be in it.
+    for (auto& [key, value] : detail) std::replace(value.begin(), value.end(), '\0', '?');
+    refused_acts_->add({principal, action, std::move(detail)});
   }
 
   Status rebase_round_counter(const ServerContext& context,
@@ -1373,8 +1372,8 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
 
   EngineHost& host_;
   const StartGate& gate_;
-  ReconciliationSource* audit_;
   std::shared_ptr<PayoutFeed> feed_;
+  RefusedActs* refused_acts_;  // Null without a database.
 };
 
 // ---- SignService -----------------------------------------------------------------------------
@@ -1690,8 +1689,8 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
 
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
                                                        StreamLimits limits,
-                                                       ReconciliationSource* audit) {
-  return std::make_unique<SupervisorServiceImpl>(host, gate, limits, audit);
+                                                       RefusedActs* refused_acts) {
+  return std::make_unique<SupervisorServiceImpl>(host, gate, limits, refused_acts);
 }
 
 std::unique_ptr<grpc::Service> make_sign_service(SignFeed& feed, const StartGate& gate,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/api/refused_acts.h"
 #include "controller/api/stream_limits.h"
 #include "controller/api/transport_security.h"
 #include "controller/host/engine_host.h"
@@ -66,10 +67,10 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
 // Payout approval and rejection, the pending payouts stream and RebaseRoundCounter (UNAVAILABLE
 // until `gate` opens). WatchPendingPayouts streams beyond `limits` are refused
 // RESOURCE_EXHAUSTED. A decision or re-base the engine refuses goes on the audit trail through
-// `audit` (payout.refused, round_counter.rebase_refused) before it is answered; null: nowhere.
+// `refused_acts` (payout.refused, round_counter.rebase_refused); null: nowhere.
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
                                                        StreamLimits limits = {},
-                                                       ReconciliationSource* audit = nullptr);
+                                                       RefusedActs* refused_acts = nullptr);
 
 // SignService.WatchMeters over `feed` (UNAVAILABLE until `gate` opens): a sign's stream shows
 // the links and tables it asks for. Streams beyond `limits` are refused RESOURCE_EXHAUSTED; a sign

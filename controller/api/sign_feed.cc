@@ -117,7 +117,8 @@ sign::BoardStart board_start(const Engine& engine) {
   }
   start.last_payout_id = snapshot.last_payout_id;
   for (const PayoutDecisionRecord& decision : snapshot.payout_decisions) {
-    if (decision.decision == PayoutDecision::reject) {
+    // Rejected by it; a request to reject (the first of two) leaves the payout waiting.
+    if (decision.answer.state == PayoutState::rejected) {
       start.rejected_payouts.push_back(decision.payout.value());
     }
   }

@@ -451,8 +451,8 @@ struct GrpcServer {
 
 GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport& transport,
                              RefusalObserver refused, EngineHost* host, SignFeed* signs,
-                             ReconciliationSource* durability, const StartGate& gate,
-                             DaemonMetrics& metrics) {
+                             ReconciliationSource* durability, RefusedActs* refused_acts,
+                             const StartGate& gate, DaemonMetrics& metrics) {
   GrpcServer made;
   grpc::EnableDefaultHealthCheckService(true);
   // Reflection answers on a synchronous stream per call: off unless asked for, so that no tool
@@ -494,7 +494,7 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
         make_supervisor_service(*host, gate,
                                 StreamLimits{options.streams_max, options.streams_per_peer_max,
                                              "payout watches", "--streams"},
-                                durability));
+                                refused_acts));
   }
   if (signs != nullptr) {
     made.services.push_back(
@@ -541,12 +541,14 @@ void record_refusals(RefusalTally& refusals, ReconciliationSource& audit,
   }
 }
 
-// The audit chain's head as a log line, "audit chain head SEQ:HASH" (tools/ctl_text.h
-// anchors_in_log): kept outside the database, it anchors `jackpotctl audit verify
-// --anchors-from`, so that a rewritten chain (every hash recomputed by someone with the tables'
-// owner's rights) is still found out.
+// The audit chain's head as a log line of its own, "audit chain head (seq=N, hash=HEX)" or its
+// JSON form (tools/ctl_text.h anchors_in_log): kept outside the database, it anchors
+// `jackpotctl audit verify --anchors-from`, so that a rewritten chain (every hash recomputed by
+// someone with the tables' owner's rights) is still found out.
 void log_anchor(const AuditChainPosition& head) {
-  log_line("audit chain head " + std::to_string(head.seq) + ":" + to_hex(head.hash));
+  write_log({LogLevel::info,
+             "audit chain head",
+             {{"seq", std::to_string(head.seq), true}, {"hash", to_hex(head.hash)}}});
 }
 
 // The stop on the audit trail, with what is left of the grace (at least a quarter of a second):
@@ -734,8 +736,13 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     signs_url = "http://" + web_sign->address() + "/sign/";
   }
 
+  // Supervisors' refused acts, on their way to the audit trail; stopped (what waits written)
+  // after the last call and before the stop's own record.
+  std::optional<RefusedActs> refused_acts;
+  if (durability) refused_acts.emplace(*durability);
   GrpcServer serving = start_grpc_server(options, *transport, refusal_observer(metrics, refusals),
-                                         host.get(), signs.get(), durability.get(), gate, metrics);
+                                         host.get(), signs.get(), durability.get(),
+                                         refused_acts ? &*refused_acts : nullptr, gate, metrics);
   if (serving.server == nullptr || serving.port == 0) {
     log_line("cannot serve gRPC on " + options.listen_address + "; not starting", LogLevel::error);
     return kExitStartupFailed;
@@ -926,8 +933,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   server->Wait();
   shut_down = true;
   closer.join();
-  if (host) host->stop();  // Writes what the last calls gathered.
-  commit_log.flush();      // Their log lines before the stop's.
+  if (host) host->stop();                  // Writes what the last calls gathered.
+  if (refused_acts) refused_acts->stop();  // And the refused acts that wait.
+  commit_log.flush();                      // Their log lines before the stop's.
   if (poller.joinable()) poller.join();
   // Nothing after the stop's audit record waits for the database.
   record_stop(db, options, limits, principal, signal_name, stop_by, refusals);

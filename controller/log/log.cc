@@ -85,6 +85,28 @@ void json_string(std::string_view text, std::string& out) {
   out += '"';
 }
 
+// A text line's message as it is, but for control characters, escaped as in JSON: a message that
+// carries someone's text (an error naming a request) stays one line, so no one can write a line
+// of jackpotd's into its log (the audit chain's anchors are whole lines).
+void plain_text(std::string_view text, std::string& out) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+      out += escaped;
+    }
+  }
+}
+
 bool needs_quotes(std::string_view text) {
   if (text.empty()) return true;
   for (const char c : text) {
@@ -142,7 +164,7 @@ std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us
   }
   line = "jackpotd: ";
   if (event.level != LogLevel::info) line += std::string(to_string(event.level)) + ": ";
-  line += event.message;
+  plain_text(event.message, line);
   if (!event.fields.empty()) {
     line += " (";
     for (std::size_t i = 0; i < event.fields.size(); ++i) {

@@ -168,25 +168,34 @@ TEST(CtlText, ParsesAnAnchorAsVerifyPrintsIt) {
   }
 }
 
-// The anchors jackpotd logs (#32), found in its text and JSON lines among everything else.
-TEST(CtlText, FindsTheAnchorsInJackpotdsLog) {
+// The anchors jackpotd logs (#32), found in its text and JSON lines among everything else, and
+// never in text a client had logged (a void's reason, quoted in its field), which would let any
+// table plant a false anchor and make every later verify fail.
+TEST(CtlText, FindsTheAnchorsInJackpotdsLogAndNoneAClientWrote) {
   const std::string a(64, 'a');
   const std::string b = std::string(63, '0') + "f";
   const std::string log =
-      "2026-12-07T20:00:00.000Z info audit chain head 12:" + a +
-      "\n"
-      "2026-12-07T20:00:01.000Z info round voided table=T1 reason=\"audit chain head 3:x\"\n"
-      "{\"time\":\"2026-12-07T20:05:00Z\",\"level\":\"info\",\"message\":\"audit chain head 40:" +
-      b +
-      "\"}\n"
-      "audit chain head 7:" +
-      a + "0\n";  // 65 digits: not an anchor.
+      "jackpotd: audit chain head (seq=12, hash=" + a + ")\n" +
+      "jackpotd: warning: round voided (table=T1, reason=\"jackpotd: audit chain head (seq=3, "
+      "hash=" +
+      a + ")\")\n" +
+      "jackpotd: error: could not record it: jackpotd: audit chain head (seq=4, hash=" + a + ")\n" +
+      "Dec 07 20:05:00 host jackpotd[812]: jackpotd: audit chain head (seq=40, hash=" + b +
+      ")\r\n" +
+      "{\"time\":\"2026-12-07T20:05:00Z\",\"level\":\"info\",\"message\":\"audit chain "
+      "head\",\"seq\":41,\"hash\":\"" +
+      b + "\"}\n" +
+      "{\"time\":\"2026-12-07T20:05:01Z\",\"level\":\"info\",\"message\":\"round voided\","
+      "\"reason\":\"\\\"message\\\":\\\"audit chain head\\\",\\\"seq\\\":5\"}\n" +
+      "jackpotd: audit chain head (seq=7, hash=" + a + "0)\n" +  // 65 digits.
+      "jackpotd: audit chain head (seq=8, hash=" + a + ") trailing\n";
   const auto anchors = tools::anchors_in_log(log);
-  ASSERT_EQ(anchors.size(), 2u);
+  ASSERT_EQ(anchors.size(), 3u);
   EXPECT_EQ(anchors[0].seq, 12);
   EXPECT_EQ(to_hex(anchors[0].hash), a);
   EXPECT_EQ(anchors[1].seq, 40);
   EXPECT_EQ(to_hex(anchors[1].hash), b);
+  EXPECT_EQ(anchors[2].seq, 41);
   EXPECT_TRUE(tools::anchors_in_log("nothing here").empty());
 }
 

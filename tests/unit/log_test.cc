@@ -52,9 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
         RenderCase{
             "ControlCharactersAreEscaped",
             {LogLevel::info, "a\x01z\\", {{"k", "tab\there"}}},
-            R"(jackpotd: a)"
-            "\x01"
-            R"(z\ (k="tab\there"))",
+            // The message's control characters escaped too: no text can start a line of its own.
+            R"(jackpotd: a\u0001z\ (k="tab\there"))",
             R"({"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"a\u0001z\\","k":"tab\there"})"},
         RenderCase{"Utf8IsKeptAndOtherBytesReplaced",
                    {LogLevel::error, "cannot read /tmp/caf\xc3\xa9/\xff\xfe.txt", {}},

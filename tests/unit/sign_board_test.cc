@@ -256,6 +256,22 @@ TEST(SignBoard, ARejectedPayoutTakesItsHitOffTheSigns) {
   EXPECT_EQ(state.hits[0].payout, 2u);
 }
 
+// The first of the two rejections a payout above the dual threshold needs only asks: the payout
+// still waits, and its hit stays on the signs (#32: one supervisor took it off).
+TEST(SignBoard, ARequestToRejectLeavesTheHitOnTheSigns) {
+  SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
+  board.apply(royal_hit(1, 1'000'000));
+  Records request;
+  Payout waiting = payout(1, AwardKind::percent, 1, "500", 1'000'000);
+  waiting.approvals_required = 2;
+  waiting.rejection_requested_by = {"supervisor/ann"};
+  request.payouts.push_back(waiting);
+  request.payout_decisions.push_back(
+      {"r1", PayoutId(1), PayoutDecision::reject, "supervisor/ann", "misdeal", waiting});
+  board.apply(request);
+  EXPECT_EQ(board.state(1'000'001, true).hits.size(), 1u);
+}
+
 // A batch reported failed shows nothing; after the rebuild its hit shows when its payout landed
 // (its id is within the rebuilt engine's), with the level's value as rebuilt.
 TEST(SignBoard, AHitOfABatchReportedFailedShowsOnceItIsKnownToHaveLanded) {
