@@ -580,7 +580,14 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
     events.push_back({principal, "daemon.stop", {{"signal", signal_name}}});
     storage::append_audit_events(*db, events);
     // The chain's head after the stop, in the log: an anchor outside the database.
-    log_anchor(storage::read_audit_page(*db, std::numeric_limits<std::int64_t>::max(), 1).head);
+    try {
+      log_anchor(storage::read_audit_page(*db, std::numeric_limits<std::int64_t>::max(), 1).head);
+    } catch (const std::exception& error) {
+      log_line(std::string("the stop is on the audit trail, but its head could not be read for "
+                           "the log: ") +
+                   error.what(),
+               LogLevel::warning);
+    }
   } catch (const std::exception& error) {
     log_line(std::string("could not record the stop in the audit trail") +
                  (unrecorded_refusals > 0
@@ -854,6 +861,12 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
           if (page && page->head.seq != anchored_seq) {
             anchored_seq = page->head.seq;
             log_anchor(page->head);
+          } else if (!page && page.error().code == EngineError::audit_trail_altered) {
+            // A head that does not read as the chain's is news for the log at once; a database
+            // that does not answer is logged where that is found out.
+            log_line(
+                "the audit chain's head could not be read for the log: " + page.error().message,
+                LogLevel::error);
           }
         }
         refresh_health();  // Besides each change: a backstop.
