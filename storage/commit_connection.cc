@@ -239,17 +239,16 @@ void CommitConnection::copy_in(const std::string& copy_sql, const std::string& d
   }
   PQclear(started);
   // Non-blocking: 0 means libpq's buffer is full until some of it is sent.
-  for (int put = PQputCopyData(conn_, data.data(), static_cast<int>(data.size())); put != 1;
-       put = PQputCopyData(conn_, data.data(), static_cast<int>(data.size()))) {
-    if (put < 0) broken("cannot send the COPY's rows");
-    if (remaining_ms(until) <= 0) give_up("the server took no more of the COPY's rows");
-    flush(until);
-  }
-  for (int ended = PQputCopyEnd(conn_, nullptr); ended != 1; ended = PQputCopyEnd(conn_, nullptr)) {
-    if (ended < 0) broken("cannot end the COPY");
-    if (remaining_ms(until) <= 0) give_up("the server took no more of the COPY's rows");
-    flush(until);
-  }
+  const auto until_taken = [&](const auto& send, const char* what) {
+    for (int taken = send(); taken != 1; taken = send()) {
+      if (taken < 0) broken(std::string("cannot send ") + what);
+      if (remaining_ms(until) <= 0) give_up("the server took no more of the COPY");
+      flush(until);
+    }
+  };
+  until_taken([&] { return PQputCopyData(conn_, data.data(), static_cast<int>(data.size())); },
+              "the COPY's rows");
+  until_taken([&] { return PQputCopyEnd(conn_, nullptr); }, "the COPY's end");
   finish(until, deadline);
 }
 
