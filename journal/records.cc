@@ -35,13 +35,14 @@ void Records::clear() {
   adjustments.clear();
   rebases.clear();
   payout_decisions.clear();
+  supervisor_voids.clear();
 }
 
 bool Records::empty() const {
   return transfers.empty() && rounds.empty() && wagers.empty() && hands.empty() && draws.empty() &&
          payouts.empty() && answers.empty() && dynamic_pays.empty() && hits.empty() &&
          link_statuses.empty() && balance_snapshots.empty() && adjustments.empty() &&
-         rebases.empty() && payout_decisions.empty();
+         rebases.empty() && payout_decisions.empty() && supervisor_voids.empty();
 }
 
 std::string_view to_string(PayoutDecision decision) {
@@ -50,6 +51,16 @@ std::string_view to_string(PayoutDecision decision) {
       return "approve";
     case PayoutDecision::reject:
       return "reject";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(SupervisorVoidOutcome outcome) {
+  switch (outcome) {
+    case SupervisorVoidOutcome::requested:
+      return "requested";
+    case SupervisorVoidOutcome::voided:
+      return "voided";
   }
   return "unknown";
 }

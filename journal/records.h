@@ -262,6 +262,31 @@ struct RoundCounterRebaseRecord {
                          const RoundCounterRebaseRecord&) = default;
 };
 
+// A supervisor's void of a round (SupervisorService.VoidRound), typically one whose lock hit a
+// Must-Hit-By level: the table's own void is refused for such a round. Keyed by the caller's
+// request id, so a repeat answers the same. A void that cancels a hit payout needing two
+// supervisors is first `requested` (each of the round's pending hit payouts records the caller in
+// rejection_requested_by), and `voided` by a second supervisor's void.
+enum class SupervisorVoidOutcome : std::uint8_t { requested, voided };
+
+std::string_view to_string(SupervisorVoidOutcome outcome);
+
+struct SupervisorVoidRecord {
+  std::string request_id;
+  TableId table;
+  std::uint64_t epoch = 0;  // The round's counter epoch.
+  RoundId round;
+  std::string reason;
+  std::string supervisor;  // The caller's principal, "supervisor/<id>".
+  SupervisorVoidOutcome outcome = SupervisorVoidOutcome::requested;
+  Money reversed;  // The contributions refunded (voided), or 0 (requested).
+  // The round's hit payouts this void rejected or asked to reject (those still PENDING), in id
+  // order; their payout events carry the void's request id.
+  std::vector<PayoutId> payouts;
+  std::int64_t time_us = 0;
+  friend bool operator==(const SupervisorVoidRecord&, const SupervisorVoidRecord&) = default;
+};
+
 // Names as the database and the logs use them: "open", "must_hit_by", "hidden_trigger", ...
 std::string_view to_string(RoundPhase phase);
 std::string_view to_string(AwardKind kind);
@@ -285,6 +310,7 @@ struct Records {
   std::vector<MeterAdjustmentRecord> adjustments;
   std::vector<RoundCounterRebaseRecord> rebases;
   std::vector<PayoutDecisionRecord> payout_decisions;  // Each with its payout in `payouts`.
+  std::vector<SupervisorVoidRecord> supervisor_voids;  // Each with its payouts in `payouts`.
 
   void clear();
   bool empty() const;

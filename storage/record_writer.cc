@@ -425,7 +425,8 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                                {"state", "text"},
                                                {"supervisor", "text"},
                                                {"reason", "text"},
-                                               {"request_id", "text"}});
+                                               {"request_id", "text"},
+                                               {"void_request_id", "text"}});
   dynamic_pays_ = add_table("dynamic_pays", {{"round_key", "bigint"},
                                              {"link_id", "text"},
                                              {"row_index", "integer"},
@@ -476,6 +477,16 @@ BatchRows::BatchRows(Format format) : format_(format) {
                                                  {"reason", "text"},
                                                  {"requested_by", "text"},
                                                  {"at", "timestamptz"}});
+  // Its trigger adds the void to the audit trail (migration 0024).
+  supervisor_voids_ = add_table("supervisor_voids", {{"request_id", "text"},
+                                                     {"table_id", "text"},
+                                                     {"epoch", "bigint"},
+                                                     {"round_id", "bigint"},
+                                                     {"reason", "text"},
+                                                     {"supervisor", "text"},
+                                                     {"outcome", "text"},
+                                                     {"reversed_micros", "bigint"},
+                                                     {"at", "timestamptz"}});
 }
 
 BatchRows::~BatchRows() = default;
@@ -570,6 +581,13 @@ void BatchRows::add(const Records& records) {
                   static_cast<std::int64_t>(rebase.next_round.value()), rebase.reason,
                   rebase.requested_by, Timestamp{rebase.time_us});
   }
+  for (const SupervisorVoidRecord& voided : records.supervisor_voids) {
+    supervisor_voids_->add(voided.request_id, voided.table.value(),
+                           static_cast<std::int64_t>(voided.epoch),
+                           static_cast<std::int64_t>(voided.round.value()), voided.reason,
+                           voided.supervisor, std::string(to_string(voided.outcome)),
+                           voided.reversed.micros(), Timestamp{voided.time_us});
+  }
   for (const BalanceSnapshotRecord& snapshot : records.balance_snapshots) {
     const std::string reason(to_string(snapshot.reason));
     for (const auto& [account, balance] : snapshot.balances) {
@@ -614,6 +632,14 @@ void BatchRows::add_payouts(const Records& records) {
     for (const PayoutDecisionRecord& candidate : records.payout_decisions) {
       if (candidate.payout == payout.id) decision = &candidate;
     }
+    // Or the supervisor's void that wrote it: its request id goes with it, apart.
+    const SupervisorVoidRecord* voided = nullptr;
+    for (const SupervisorVoidRecord& candidate : records.supervisor_voids) {
+      if (std::find(candidate.payouts.begin(), candidate.payouts.end(), payout.id) !=
+          candidate.payouts.end()) {
+        voided = &candidate;
+      }
+    }
     std::string state = "pending";
     std::int64_t seq = 1 + approvals + requests;
     std::string supervisor = approvals > 0 ? payout.approved_by.back() : "";
@@ -629,13 +655,19 @@ void BatchRows::add_payouts(const Records& records) {
       state = "rejection_requested";
       supervisor = decision->supervisor;
       reason = decision->reason;
+    } else if (voided != nullptr) {
+      state = "rejection_requested";
+      supervisor = voided->supervisor;
+      reason = voided->reason;
     } else if (approvals > 0) {
       state = "approved";
     }
     std::optional<std::string_view> request_id;
+    std::optional<std::string_view> void_request_id;
     if (decision != nullptr) request_id = decision->request_id;
+    if (voided != nullptr) void_request_id = voided->request_id;
     payout_events_->add(static_cast<std::int64_t>(payout.id.value()), seq, state, supervisor,
-                        reason, request_id);
+                        reason, request_id, void_request_id);
   }
 }
 

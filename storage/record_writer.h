@@ -103,6 +103,7 @@ class BatchRows {
   Table* snapshots_ = nullptr;
   Table* adjustments_ = nullptr;
   Table* rebases_ = nullptr;
+  Table* supervisor_voids_ = nullptr;
   std::vector<TriggerSecret> trigger_secrets_;
   std::size_t commands_ = 0;
 };

@@ -217,6 +217,34 @@ void load_rebases(pqxx::transaction_base& tx, StoredState& state) {
   }
 }
 
+// Supervisors' voids are rare: every one is read (a repeat of its request id answers it), with the
+// payouts it rejected or asked to reject (their events carry its request id).
+void load_supervisor_voids(pqxx::transaction_base& tx, StoredState& state) {
+  std::map<std::string, std::vector<PayoutId>> payouts;
+  for (const auto& row : tx.exec("SELECT void_request_id, payout_id FROM payout_events "
+                                 "WHERE void_request_id IS NOT NULL ORDER BY payout_id")) {
+    payouts[row[0].as<std::string>()].push_back(PayoutId(u64(row[1])));
+  }
+  for (const auto& row :
+       tx.exec("SELECT request_id, table_id, epoch, round_id, reason, supervisor, outcome, "
+               "reversed_micros, (extract(epoch FROM at) * 1000000)::bigint "
+               "FROM supervisor_voids ORDER BY request_id COLLATE \"C\"")) {
+    SupervisorVoidRecord voided;
+    voided.request_id = row[0].as<std::string>();
+    voided.table = TableId(row[1].as<std::string>());
+    voided.epoch = u64(row[2]);
+    voided.round = RoundId(u64(row[3]));
+    voided.reason = row[4].as<std::string>();
+    voided.supervisor = row[5].as<std::string>();
+    voided.outcome = named(row[6].as<std::string>(), SupervisorVoidOutcome::voided,
+                           [](SupervisorVoidOutcome v) { return to_string(v); });
+    voided.reversed = Money::from_micros(row[7].as<std::int64_t>());
+    voided.payouts = std::move(payouts[voided.request_id]);
+    voided.time_us = row[8].as<std::int64_t>();
+    state.supervisor_voids.push_back(std::move(voided));
+  }
+}
+
 void load_pending_payouts(pqxx::transaction_base& tx, StoredState& state) {
   const auto rows = tx.exec(
       std::string("SELECT p.payout_id, p.table_id, p.round_id, p.seat, p.link_id, p.kind, "
@@ -479,6 +507,7 @@ StoredState load_state(pqxx::connection& connection) {
   load_pending_payouts(tx, state);
   load_adjustments(tx, state);
   load_rebases(tx, state);
+  load_supervisor_voids(tx, state);
   load_payout_decisions(tx, state);
   const auto counters = tx.exec1(
       "SELECT (SELECT coalesce(max(round_key), 0) FROM rounds), "

@@ -54,6 +54,8 @@ struct StoredState {
   std::vector<RoundCounterRebaseRecord> rebases;   // Every re-base, by table and epoch.
   // Every supervisor's decision on a payout that carries a request id, by request id.
   std::vector<PayoutDecisionRecord> payout_decisions;
+  // Every supervisor's void of a round, by request id.
+  std::vector<SupervisorVoidRecord> supervisor_voids;
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

@@ -571,6 +571,38 @@ int rebase(Session& session, const std::string& table, std::uint64_t next_round,
   return kOk;
 }
 
+int void_round(Session& session, const std::string& table, std::uint64_t round,
+               const std::string& request_id, const std::string& reason) {
+  pb::SupervisorVoidRoundRequest request;
+  request.set_table_id(table);
+  request.set_round_id(round);
+  request.set_request_id(request_id);
+  request.set_reason(reason);
+  pb::SupervisorVoidRoundResponse response;
+  auto stub = pb::SupervisorService::NewStub(session.channel);
+  if (auto status = stub->VoidRound(session.context().get(), request, &response); !status.ok()) {
+    return failed(status);
+  }
+  std::string payouts;
+  for (const std::uint64_t payout : response.payout_ids()) {
+    payouts += (payouts.empty() ? "" : ", ") + std::to_string(payout);
+  }
+  if (response.state() == pb::ROUND_VOID_STATE_VOIDED) {
+    std::printf("table %s round %llu: VOIDED, %s refunded; hit payouts rejected: %s; by %s at %s\n",
+                response.table_id().c_str(), static_cast<unsigned long long>(response.round_id()),
+                money_text(response.reversed_micros()).c_str(),
+                payouts.empty() ? "none" : payouts.c_str(), response.requested_by().c_str(),
+                time_of(response.voided_time()).c_str());
+  } else {
+    std::printf(
+        "table %s round %llu: void REQUESTED by %s at %s; hit payouts %s need a second "
+        "supervisor's void (or rejection)\n",
+        response.table_id().c_str(), static_cast<unsigned long long>(response.round_id()),
+        response.requested_by().c_str(), time_of(response.voided_time()).c_str(), payouts.c_str());
+  }
+  return kOk;
+}
+
 // ---- Local checks ---------------------------------------------------------------------------
 
 int trigger_verify(const std::string& commitment_hex, std::int64_t point_micros,
@@ -782,6 +814,18 @@ int main(int argc, char** argv) {
       ->required();
   rebase_cmd->callback(
       [&] { run = [&] { return rebase(session, table, next_round, request_id, reason); }; });
+
+  auto* void_cmd = app.add_subcommand(
+      "void-round",
+      "void a table's round, e.g. one whose lock hit a Must-Hit-By level: its pending hit payouts "
+      "are rejected and its contributions refunded (supervisor; two above the dual threshold)");
+  std::uint64_t void_round_id = 0;
+  void_cmd->add_option("TABLE", table, "the table")->required();
+  add_decimal(void_cmd, "ROUND_ID", void_round_id, 1, INT64_MAX, "the round")->required();
+  void_cmd->add_option("--request-id", request_id, "your idempotency key, 1..64 bytes")->required();
+  void_cmd->add_option("--reason", reason, "why, for the journal and the audit trail")->required();
+  void_cmd->callback(
+      [&] { run = [&] { return void_round(session, table, void_round_id, request_id, reason); }; });
 
   auto* trigger_cmd = app.add_subcommand("trigger", "hidden Must-Hit-By triggers");
   trigger_cmd->require_subcommand(1);

@@ -29,6 +29,7 @@ constexpr std::array kRpcAccess = {
     RpcAccess{"/jackpot.v1.SupervisorService/ApprovePayout", kSupervisor, ""},
     RpcAccess{"/jackpot.v1.SupervisorService/RejectPayout", kSupervisor, ""},
     RpcAccess{"/jackpot.v1.SupervisorService/RebaseRoundCounter", kSupervisor, ""},
+    RpcAccess{"/jackpot.v1.SupervisorService/VoidRound", kSupervisor, ""},
     RpcAccess{"/jackpot.v1.AdminService/GetConfig", kAdmin, ""},
     RpcAccess{"/jackpot.v1.AdminService/ListMeters", kAdmin, ""},
     RpcAccess{"/jackpot.v1.AdminService/SetLinkStatus", kAdmin, ""},

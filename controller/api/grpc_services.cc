@@ -1222,11 +1222,12 @@ class AdminServiceImpl final : public AdminServiceBase {
 // The supervisor's unary calls stay on the sync API like the admin calls, as streamed methods
 // that read their own request (serve_streamed_unary); WatchPendingPayouts is on the callback API,
 // so that a stream holds no thread while it waits, and reads its own request (read_request).
-using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_RebaseRoundCounter<
-    pb::SupervisorService::WithStreamedUnaryMethod_ApprovePayout<
-        pb::SupervisorService::WithStreamedUnaryMethod_RejectPayout<
-            pb::SupervisorService::WithRawCallbackMethod_WatchPendingPayouts<
-                pb::SupervisorService::Service>>>>;
+using SupervisorServiceBase = pb::SupervisorService::WithStreamedUnaryMethod_VoidRound<
+    pb::SupervisorService::WithStreamedUnaryMethod_RebaseRoundCounter<
+        pb::SupervisorService::WithStreamedUnaryMethod_ApprovePayout<
+            pb::SupervisorService::WithStreamedUnaryMethod_RejectPayout<
+                pb::SupervisorService::WithRawCallbackMethod_WatchPendingPayouts<
+                    pb::SupervisorService::Service>>>>>;
 
 class SupervisorServiceImpl final : public SupervisorServiceBase {
  public:
@@ -1259,6 +1260,16 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
                                 [&](const pb::RebaseRoundCounterRequest& request,
                                     pb::RebaseRoundCounterResponse& response) {
                                   return rebase_round_counter(*context, request, response);
+                                });
+  }
+  Status StreamedVoidRound(
+      ServerContext* context,
+      grpc::ServerUnaryStreamer<pb::SupervisorVoidRoundRequest, pb::SupervisorVoidRoundResponse>*
+          stream) override {
+    return serve_streamed_unary(gate_, *context, stream,
+                                [&](const pb::SupervisorVoidRoundRequest& request,
+                                    pb::SupervisorVoidRoundResponse& response) {
+                                  return void_round(*context, request, response);
                                 });
   }
   Status StreamedApprovePayout(
@@ -1342,6 +1353,34 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
     // The trail's detail is JSON text: a NUL (which a refused request may hold) cannot be in it.
     for (auto& [key, value] : detail) std::replace(value.begin(), value.end(), '\0', '?');
     refused_acts_->add({principal, action, std::move(detail)});
+  }
+
+  Status void_round(const ServerContext& context, const pb::SupervisorVoidRoundRequest& request,
+                    pb::SupervisorVoidRoundResponse& response) {
+    const SupervisorVoidRequest command{request.request_id(), TableId(request.table_id()),
+                                        RoundId(request.round_id()), request.reason()};
+    const std::string supervisor = caller(context);  // A supervisor (access_rules.h).
+    const auto voided = host_.run([&](Engine& engine, Records& records) {
+      return engine.supervisor_void_round(command, supervisor, records);
+    });
+    if (!voided) {
+      record_refusal(supervisor, "round.void_refused", voided.error(),
+                     {{"request_id", command.request_id},
+                      {"table_id", command.table.value()},
+                      {"round_id", std::to_string(command.round.value())},
+                      {"reason", command.reason}});
+      return to_status(voided.error());
+    }
+    response.set_table_id(voided->table.value());
+    response.set_round_id(voided->round.value());
+    response.set_state(voided->outcome == SupervisorVoidOutcome::voided
+                           ? pb::ROUND_VOID_STATE_VOIDED
+                           : pb::ROUND_VOID_STATE_REQUESTED);
+    response.set_reversed_micros(voided->reversed.micros());
+    for (const PayoutId payout : voided->payouts) response.add_payout_ids(payout.value());
+    response.set_requested_by(voided->supervisor);
+    set_time(voided->time_us, *response.mutable_voided_time());
+    return Status::OK;
   }
 
   Status rebase_round_counter(const ServerContext& context,

@@ -67,7 +67,7 @@ std::unique_ptr<grpc::Service> make_admin_service(EngineHost& host, Reconciliati
 // Payout approval and rejection, the pending payouts stream and RebaseRoundCounter (UNAVAILABLE
 // until `gate` opens). WatchPendingPayouts streams beyond `limits` are refused
 // RESOURCE_EXHAUSTED. A decision or re-base the engine refuses goes on the audit trail through
-// `refused_acts` (payout.refused, round_counter.rebase_refused); null: nowhere.
+// `refused_acts` (payout.refused, round_counter.rebase_refused, round.void_refused); null: nowhere.
 std::unique_ptr<grpc::Service> make_supervisor_service(EngineHost& host, const StartGate& gate,
                                                        StreamLimits limits = {},
                                                        RefusedActs* refused_acts = nullptr);

@@ -11,12 +11,13 @@
 namespace jackpot {
 
 // Supervisors' refused acts on their way to the audit trail (payout.refused,
-// round_counter.rebase_refused): a bounded queue that a thread of its own writes, as many as
-// wait in one statement, so that a supervisor who sends refused requests by the thousand neither
-// holds a gRPC thread on the database nor opens a connection a request. Past kMaxQueued the acts
-// are counted, and the count goes on the trail when there is room (refused_acts.unrecorded, by
-// daemon/jackpotd). A component of the daemon: stop() writes what waits and ends the thread, before
-// the daemon's last audit record (the stop) and while the database may still be waited for.
+// round_counter.rebase_refused, round.void_refused): a bounded queue that a thread of its own
+// writes, as many as wait in one statement, so that a supervisor who sends refused requests by the
+// thousand neither holds a gRPC thread on the database nor opens a connection a request. Past
+// kMaxQueued the acts are counted, and the count goes on the trail when there is room
+// (refused_acts.unrecorded, by daemon/jackpotd). A component of the daemon: stop() writes what
+// waits and ends the thread, before the daemon's last audit record (the stop) and while the
+// database may still be waited for.
 class RefusedActs {
  public:
   static constexpr std::size_t kMaxQueued = 1000;

@@ -18,7 +18,7 @@ using google::protobuf::Reflection;
 
 // Every string field of every request message, with its limit. A new string field in a request
 // belongs here (tests/unit/request_checks_test.cc says so) and in docs/limits.md.
-constexpr std::array<std::pair<std::string_view, std::size_t>, 28> kStringFieldLimits{{
+constexpr std::array<std::pair<std::string_view, std::size_t>, 31> kStringFieldLimits{{
     // TableService
     {"jackpot.v1.OpenRoundRequest.table_id", kMaxIdBytes},
     {"jackpot.v1.LockWagersRequest.table_id", kMaxIdBytes},
@@ -43,6 +43,9 @@ constexpr std::array<std::pair<std::string_view, std::size_t>, 28> kStringFieldL
     {"jackpot.v1.RebaseRoundCounterRequest.request_id", kMaxIdBytes},
     {"jackpot.v1.RebaseRoundCounterRequest.table_id", kMaxIdBytes},
     {"jackpot.v1.RebaseRoundCounterRequest.reason", kMaxReasonBytes},
+    {"jackpot.v1.SupervisorVoidRoundRequest.request_id", kMaxIdBytes},
+    {"jackpot.v1.SupervisorVoidRoundRequest.table_id", kMaxIdBytes},
+    {"jackpot.v1.SupervisorVoidRoundRequest.reason", kMaxReasonBytes},
     // SupervisorService's payout RPCs and SignService (in the API, not served yet)
     {"jackpot.v1.RejectPayoutRequest.reason", kMaxReasonBytes},
     {"jackpot.v1.RejectPayoutRequest.request_id", kMaxIdBytes},

@@ -281,6 +281,7 @@ Result<EngineSnapshot, std::vector<std::string>> snapshot_from(const storage::St
   }
   snapshot.adjustments = state.adjustments;
   snapshot.payout_decisions = state.payout_decisions;  // By request id, as the engine keeps them.
+  snapshot.supervisor_voids = state.supervisor_voids;  // By request id, as the engine keeps them.
   snapshot.rebases = state.rebases;  // By request id, as Engine::snapshot() lists them.
   std::sort(snapshot.rebases.begin(), snapshot.rebases.end(),
             [](const auto& a, const auto& b) { return a.request_id < b.request_id; });

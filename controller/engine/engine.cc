@@ -475,6 +475,11 @@ Result<std::unique_ptr<Engine>, std::vector<std::string>> Engine::restore(
       return refuse("payout decision request id '" + decision.request_id + "' twice");
     }
   }
+  for (const SupervisorVoidRecord& voided : snapshot.supervisor_voids) {
+    if (!engine->supervisor_voids_.emplace(voided.request_id, voided).second) {
+      return refuse("void request id '" + voided.request_id + "' twice");
+    }
+  }
   for (const PendingPayout& pending : snapshot.pending) {
     const Payout& payout = pending.payout;
     const LinkState* link = engine->find_link(payout.link);
@@ -526,6 +531,7 @@ EngineSnapshot Engine::snapshot() const {
   for (const auto& [id, rebase] : rebases_) snapshot.rebases.push_back(rebase);
   for (const auto& [id, decision] : payout_decisions_)
     snapshot.payout_decisions.push_back(decision);
+  for (const auto& [id, voided] : supervisor_voids_) snapshot.supervisor_voids.push_back(voided);
   snapshot.last_round_key = last_round_key_;
   snapshot.last_payout_id = last_payout_id_;
   snapshot.last_draw_id = last_draw_id_;
@@ -1765,28 +1771,59 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
                    round_name(request.table, request.round) +
                        " hit a Must-Hit-By level; voiding it needs a supervisor");
   }
+  std::vector<Link::Checkpoint> checkpoints = checkpoint_links(table);
+  auto reversed = refund_round(table, *round, {});
+  if (!reversed) {
+    rollback_links(table, checkpoints);
+    return reversed.error();
+  }
+  return finish_void(table, *round, request, *reversed, out);
+}
+
+std::vector<Link::Checkpoint> Engine::checkpoint_links(TableState& table) {
   std::vector<Link::Checkpoint> checkpoints;
+  for (const auto& played : table.links) {
+    played.link->scratch.clear();
+    checkpoints.push_back(played.link->link.checkpoint(played.link->scratch));
+  }
+  return checkpoints;
+}
+
+void Engine::rollback_links(TableState& table, const std::vector<Link::Checkpoint>& checkpoints) {
+  for (std::size_t i = 0; i < table.links.size(); ++i) {
+    table.links[i].link->link.rollback(checkpoints[i], table.links[i].link->scratch);
+  }
+}
+
+Result<std::int64_t, EngineFailure> Engine::refund_round(
+    TableState& table, const RoundState& round,
+    const std::vector<std::vector<std::uint32_t>>& hit_levels) {
   std::int64_t reversed = 0;
   for (std::size_t i = 0; i < table.links.size(); ++i) {
     LinkState& link = *table.links[i].link;
-    link.scratch.clear();
-    checkpoints.push_back(link.link.checkpoint(link.scratch));
-    if (round->contributions[i].empty()) continue;
-    const std::span<const std::uint32_t> awarded =
-        i < round->awarded_since.size() ? std::span<const std::uint32_t>(round->awarded_since[i])
-                                        : std::span<const std::uint32_t>();
+    if (round.contributions[i].empty()) continue;
+    std::vector<std::uint32_t> awarded =
+        i < round.awarded_since.size() ? round.awarded_since[i] : std::vector<std::uint32_t>();
+    if (i < hit_levels.size()) {
+      awarded.insert(awarded.end(), hit_levels[i].begin(), hit_levels[i].end());
+    }
+    std::sort(awarded.begin(), awarded.end());
+    awarded.erase(std::unique(awarded.begin(), awarded.end()), awarded.end());
     auto undone =
-        link.link.reverse_round(round->contributions[i], awarded, {round->key, 0}, link.scratch);
+        link.link.reverse_round(round.contributions[i], awarded, {round.key, 0}, link.scratch);
     if (!undone) {
-      for (std::size_t j = 0; j <= i; ++j) {
-        table.links[j].link->link.rollback(checkpoints[j], table.links[j].link->scratch);
-      }
       return failure(EngineError::ledger_refused,
-                     round_name(request.table, request.round) +
+                     round_name(table.settings.id, round.id) +
                          " cannot be reversed: " + std::string(to_string(undone.error())));
     }
     reversed += undone->micros();
   }
+  return reversed;
+}
+
+VoidRoundAnswer Engine::finish_void(TableState& table, RoundState& round,
+                                    const VoidRoundRequest& request, std::int64_t reversed,
+                                    Records& out) {
   const std::int64_t now = clock_.now_us();
   for (const auto& played : table.links) {
     for (const Transfer& transfer : played.link->scratch) {
@@ -1796,13 +1833,146 @@ Result<VoidRoundAnswer, EngineFailure> Engine::void_round(const VoidRoundRequest
   }
   VoidRoundAnswer answer{request.table, request.round, Money::from_micros(reversed), {}};
   meters_of_table(table, answer.meters);
-  const RoundPhase voided_from = round->phase;
-  for (auto& levels : round->awarded_since) levels.clear();
-  round->phase = RoundPhase::voided;
-  keep_first(round->voided, round->key, CommandKind::void_round, request, answer, out);
-  out.rounds.push_back({round->key, request.table, request.round, RoundPhase::voided, now,
+  const RoundPhase voided_from = round.phase;
+  for (auto& levels : round.awarded_since) levels.clear();
+  round.phase = RoundPhase::voided;
+  keep_first(round.voided, round.key, CommandKind::void_round, request, answer, out);
+  out.rounds.push_back({round.key, request.table, request.round, RoundPhase::voided, now,
                         request.reason, voided_from});
   return answer;
+}
+
+// ---- SupervisorService.VoidRound ------------------------------------------------------------
+
+Result<SupervisorVoidRecord, EngineFailure> Engine::supervisor_void_round(
+    const SupervisorVoidRequest& request, const std::string& supervisor, Records& out) {
+  // Checked in this order; the first failure answers and nothing changes.
+  const std::string& id = request.request_id;
+  if (id.empty() || id.size() > kMaxIdBytes || has_nul(id)) {
+    return invalid(EngineError::request_id_invalid,
+                   "a void needs a request id of 1 to " + std::to_string(kMaxIdBytes) +
+                       " bytes without NUL characters; got " + quote_prefix(id));
+  }
+  JACKPOT_INVARIANT(!supervisor.empty() && !has_nul(supervisor), "a void names its supervisor");
+  if (const auto it = supervisor_voids_.find(id); it != supervisor_voids_.end()) {
+    const SupervisorVoidRecord& first = it->second;
+    if (first.table == request.table && first.round == request.round &&
+        first.reason == request.reason && first.supervisor == supervisor) {
+      return first;  // A replay: the first answer.
+    }
+    return failure(EngineError::replay_differs, "request id " + quote_prefix(id) +
+                                                    " was used for another void (" +
+                                                    round_name(first.table, first.round) + ")");
+  }
+  auto found = find_round(request.table, request.round);
+  if (!found) return found.error();
+  TableState& table = *found->first;
+  RoundState& round = *found->second;
+  if (blank(request.reason)) {
+    return invalid(EngineError::reason_missing, "a void needs a reason (e.g. \"misdeal\")");
+  }
+  if (request.reason.size() > kMaxReasonBytes || has_nul(request.reason)) {
+    return invalid(EngineError::reason_invalid,
+                   "a void's reason is at most " + std::to_string(kMaxReasonBytes) +
+                       " bytes, with no NUL characters (got " +
+                       std::to_string(request.reason.size()) + " bytes)");
+  }
+  if (round.phase != RoundPhase::open && round.phase != RoundPhase::locked) {
+    return failure(EngineError::wrong_round_state,
+                   round_name(request.table, request.round) + " is " +
+                       std::string(round_phase_name(round.phase)) + " and cannot be voided");
+  }
+  // The round's hit payouts: pending ones are rejected (or asked to be), rejected ones are
+  // already back on the ledger, a paid one cannot be taken back.
+  std::vector<Payout*> pending;
+  std::vector<std::vector<std::uint32_t>> hit_levels(table.links.size());
+  for (const RoundState::Hit& hit : round.hits) {
+    hit_levels[hit.link_index].push_back(hit.level);
+    if (const auto it = payouts_.find(hit.payout.value()); it != payouts_.end()) {
+      pending.push_back(&it->second);
+    } else if (decided_payout_state(hit.payout) != PayoutState::rejected) {
+      return failure(EngineError::payout_not_pending,
+                     round_name(request.table, request.round) +
+                         " hit a Must-Hit-By level whose "
+                         "payout " +
+                         std::to_string(hit.payout.value()) +
+                         " was paid: a void cannot take a paid award back");
+    }
+  }
+  const auto decided_by = [&](const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& name) { return same_principal(name, supervisor); });
+  };
+  bool ends = true;
+  for (const Payout* payout : pending) {
+    if (decided_by(payout->approved_by) || decided_by(payout->rejection_requested_by)) {
+      return failure(EngineError::already_approved,
+                     supervisor + " already " +
+                         (decided_by(payout->approved_by) ? "approved" : "asked to reject") +
+                         " payout " + std::to_string(payout->id.value()) + " of " +
+                         round_name(request.table, request.round) +
+                         "; voiding it needs another supervisor");
+    }
+    ends = ends &&
+           payout->rejection_requested_by.size() + 1 >= std::max(payout->approvals_required, 1U);
+  }
+  SupervisorVoidRecord record{
+      id,
+      request.table,
+      round.epoch,
+      request.round,
+      request.reason,
+      supervisor,
+      ends ? SupervisorVoidOutcome::voided : SupervisorVoidOutcome::requested,
+      Money(),
+      {},
+      clock_.now_us()};
+  for (const Payout* payout : pending) record.payouts.push_back(payout->id);
+  std::sort(pending.begin(), pending.end(),
+            [](const Payout* a, const Payout* b) { return a->id.value() < b->id.value(); });
+  std::sort(record.payouts.begin(), record.payouts.end(),
+            [](PayoutId a, PayoutId b) { return a.value() < b.value(); });
+  if (!ends) {
+    // The first of two supervisors: recorded, no money moves.
+    for (Payout* payout : pending) {
+      payout->rejection_requested_by.push_back(supervisor);
+      out.payouts.push_back(*payout);
+    }
+  } else {
+    const std::vector<Link::Checkpoint> checkpoints = checkpoint_links(table);
+    for (const Payout* payout : pending) {
+      LinkState& link = *find_link(payout->link);
+      const Transfer& award = award_transfers_.at(payout->id.value());
+      auto returned =
+          link.link.reverse_award(award, {award.origin.round, payout->id.value()}, link.scratch);
+      if (!returned) {
+        rollback_links(table, checkpoints);
+        return failure(EngineError::ledger_refused, "payout " + std::to_string(payout->id.value()) +
+                                                        ": " +
+                                                        std::string(to_string(returned.error())));
+      }
+    }
+    auto reversed = refund_round(table, round, hit_levels);
+    if (!reversed) {
+      rollback_links(table, checkpoints);
+      return reversed.error();
+    }
+    record.reversed = Money::from_micros(*reversed);
+    for (Payout* payout : pending) {
+      payout->state = PayoutState::rejected;
+      payout->rejected_by = supervisor;
+      payout->rejected_reason = request.reason;
+      out.payouts.push_back(*payout);
+    }
+    for (const PayoutId payout : record.payouts) {
+      payouts_.erase(payout.value());
+      award_transfers_.erase(payout.value());
+    }
+    finish_void(table, round, {request.table, request.round, request.reason}, *reversed, out);
+  }
+  out.supervisor_voids.push_back(record);
+  supervisor_voids_.emplace(id, record);
+  return record;
 }
 
 // ---- RebaseRoundCounter ---------------------------------------------------------------------

@@ -83,6 +83,25 @@ class Engine {
   Result<RoundCounterRebaseRecord, EngineFailure> rebase_round_counter(
       const RebaseRoundCounterRequest& request, const std::string& requested_by, Records& out);
 
+  // A supervisor voids an OPEN or LOCKED round, typically one whose lock hit a Must-Hit-By level
+  // (the table's own void refuses those: must_hit_by_needs_supervisor). The round's pending hit
+  // payouts are rejected (their awards return as RejectPayout returns them), then its
+  // contributions are refunded as the table's void refunds them, a hit level counting as one
+  // whose meter paid since the lock. A void that would reject a payout needing two supervisors
+  // needs two: the first void is recorded as requested (each pending hit payout records the
+  // caller in rejection_requested_by, as a first RejectPayout does) and changes no money; a
+  // second supervisor's void (or RejectPayout of that payout) completes it. Checked in this
+  // order, each refusal changing nothing: the request id (1..kMaxIdBytes bytes, no NUL:
+  // request_id_invalid); a request id already used answers its first answer when the table,
+  // round, reason and supervisor are the same, and is refused otherwise (replay_differs); the
+  // round as find_round() finds it; the reason (reason_missing, reason_invalid); the round OPEN or
+  // LOCKED (wrong_round_state); no hit payout of the round paid (payout_not_pending: a void
+  // cannot take a paid award back); the caller not having approved or asked to reject a pending
+  // hit payout already (already_approved); the ledger (ledger_refused). The answer is the void as
+  // journaled.
+  Result<SupervisorVoidRecord, EngineFailure> supervisor_void_round(
+      const SupervisorVoidRequest& request, const std::string& supervisor, Records& out);
+
   // An operator opens or closes a link; who asked and why go on the record.
   Result<LinkStatus, EngineFailure> set_link_status(const LinkId& link, LinkStatus status,
                                                     const std::string& changed_by,
@@ -152,6 +171,17 @@ class Engine {
                                      std::size_t link_index, const MustHitByHit& hit,
                                      std::span<const RoundSnapshot::SeatWager> wagers,
                                      std::int64_t now, Records& out);
+  // A void's steps (engine.cc): every link of the table checkpointed (its scratch cleared), and
+  // rolled back; the round's contributions refunded into the links' scratch, the levels in
+  // `hit_levels` (per link of the table) counting as ones whose meter paid since the lock, with
+  // the round's awarded_since; the refund's transfers, answer and records.
+  static std::vector<Link::Checkpoint> checkpoint_links(TableState& table);
+  static void rollback_links(TableState& table, const std::vector<Link::Checkpoint>& checkpoints);
+  static Result<std::int64_t, EngineFailure> refund_round(
+      TableState& table, const RoundState& round,
+      const std::vector<std::vector<std::uint32_t>>& hit_levels);
+  VoidRoundAnswer finish_void(TableState& table, RoundState& round, const VoidRoundRequest& request,
+                              std::int64_t reversed, Records& out);
   // SettleRound's last steps (after validate, evaluate and decide): the decided awards posted
   // and made payouts, all or nothing; then the records and the answer.
   Result<std::vector<AppliedAward>, EngineFailure> apply_awards(
@@ -179,6 +209,7 @@ class Engine {
   std::map<std::string, RoundCounterRebaseRecord> rebases_;  // Every re-base, by request id.
   // Every supervisor's decision on a payout, by request id (rare: kept for their replays).
   std::map<std::string, PayoutDecisionRecord> payout_decisions_;
+  std::map<std::string, SupervisorVoidRecord> supervisor_voids_;  // Every one, by request id.
   std::uint64_t last_round_key_ = 0;
   std::uint64_t last_payout_id_ = 0;
   std::uint64_t last_draw_id_ = 0;

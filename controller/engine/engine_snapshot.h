@@ -99,6 +99,8 @@ struct EngineSnapshot {
   std::vector<RoundCounterRebaseRecord> rebases;
   // Every supervisor's decision on a payout, by request id: a repeat answers from them.
   std::vector<PayoutDecisionRecord> payout_decisions;
+  // Every supervisor's void of a round, by request id: a repeat answers from them.
+  std::vector<SupervisorVoidRecord> supervisor_voids;
   std::uint64_t last_round_key = 0;
   std::uint64_t last_payout_id = 0;
   std::uint64_t last_draw_id = 0;

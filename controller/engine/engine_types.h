@@ -153,6 +153,16 @@ struct PayoutDecisionRequest {
   friend bool operator==(const PayoutDecisionRequest&, const PayoutDecisionRequest&) = default;
 };
 
+// A supervisor voids a round (SupervisorService.VoidRound), e.g. one whose lock hit a
+// Must-Hit-By level.
+struct SupervisorVoidRequest {
+  std::string request_id;  // The caller's idempotency key.
+  TableId table;
+  RoundId round;
+  std::string reason;
+  friend bool operator==(const SupervisorVoidRequest&, const SupervisorVoidRequest&) = default;
+};
+
 // ---- Answers -----------------------------------------------------------------------------
 
 struct LevelMeterView {

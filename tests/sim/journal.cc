@@ -202,11 +202,16 @@ storage::StoredState Journal::stored_state() const {
     for (const PayoutDecisionRecord& decision : records.payout_decisions) {
       state.payout_decisions.push_back(decision);
     }
+    for (const SupervisorVoidRecord& voided : records.supervisor_voids) {
+      state.supervisor_voids.push_back(voided);
+    }
   }
   for (auto& [id, payout] : created) {
     if (!ended[id]) state.pending.push_back(std::move(payout));
   }
   std::sort(state.payout_decisions.begin(), state.payout_decisions.end(),
+            [](const auto& a, const auto& b) { return a.request_id < b.request_id; });
+  std::sort(state.supervisor_voids.begin(), state.supervisor_voids.end(),
             [](const auto& a, const auto& b) { return a.request_id < b.request_id; });
   return state;
 }

@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
     total.floors_refused += outcome.stats.floors_refused;
     total.settles += outcome.stats.settles;
     total.voids += outcome.stats.voids;
+    total.supervisor_voids += outcome.stats.supervisor_voids;
     total.percent_hits += outcome.stats.percent_hits;
     total.must_hit_by_hits += outcome.stats.must_hit_by_hits;
     total.approvals += outcome.stats.approvals;
@@ -125,7 +126,8 @@ int main(int argc, char** argv) {
   std::printf(
       "sim: %llu seeds (from %llu), %llu steps, %llu commands in %.2f s (%.1f ms a seed); "
       "%llu restarts (%llu floor edits, %llu refused), %llu crashes, %llu faults; %llu settles, "
-      "%llu voids, %llu percent and %llu Must-Hit-By hits, %llu approvals, %llu rejections, "
+      "%llu voids (%llu by supervisors), %llu percent and %llu Must-Hit-By hits, %llu approvals, "
+      "%llu rejections, "
       "%llu replays, %llu adjustments (%llu refused), %llu hidden-point secrecy checks\n",
       static_cast<unsigned long long>(run), static_cast<unsigned long long>(first),
       static_cast<unsigned long long>(steps), static_cast<unsigned long long>(commands), seconds,
@@ -135,6 +137,7 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(total.floors_refused),
       static_cast<unsigned long long>(total.crashes), static_cast<unsigned long long>(total.faults),
       static_cast<unsigned long long>(total.settles), static_cast<unsigned long long>(total.voids),
+      static_cast<unsigned long long>(total.supervisor_voids),
       static_cast<unsigned long long>(total.percent_hits),
       static_cast<unsigned long long>(total.must_hit_by_hits),
       static_cast<unsigned long long>(total.approvals),

@@ -832,7 +832,11 @@ class Simulation {
         }
         break;
       case Phase::locked:
-        if (choose_.chance(700)) {
+        // A round whose lock hit a Must-Hit-By level is often voided by supervisors, one or two.
+        if (model.current.locked && !model.current.locked->second.must_hit_by_hits.empty() &&
+            choose_.chance(500)) {
+          supervisor_void(table, model);
+        } else if (choose_.chance(700)) {
           settle(table, model);
         } else {
           void_round(table, model);
@@ -912,7 +916,11 @@ class Simulation {
         [&](Engine& e, Records& out) { return e.void_round(request, out); }, ambiguous);
     if (!answer) {
       if (answer.error().code == EngineError::must_hit_by_needs_supervisor) {
-        note("void " + table.id + " needs a supervisor (Must-Hit-By hit); settling instead");
+        if (choose_.chance(600)) {
+          supervisor_void(table, model);
+        } else {
+          note("void " + table.id + " needs a supervisor (Must-Hit-By hit); settling instead");
+        }
         return;
       }
       // DESIGN: a misdeal can always be voided; a void refused because the meter would go
@@ -929,6 +937,72 @@ class Simulation {
     note("void " + table.id + " round " + std::to_string(model.current.id) + ": reversed " +
          answer->reversed.to_string());
     acknowledge(table.id, model.current.id, CommandKind::void_round, encode(*answer));
+  }
+
+  // A supervisor voids a round whose lock hit a Must-Hit-By level: its pending hit payouts are
+  // rejected (two supervisors where one needs two), its contributions refunded. Then the table's
+  // own void with the same reason answers the void, which the model keeps for replays.
+  void supervisor_void(const SimTable& table, TableModel& model) {
+    static const std::vector<std::string> supervisors = {"supervisor/sup-1", "supervisor/sup-2",
+                                                         "supervisor/sup-3"};
+    const std::string supervisor = choose_.pick(supervisors);
+    const SupervisorVoidRequest request{"sim-void-" + std::to_string(++supervisor_voids_),
+                                        TableId(table.id), RoundId(model.current.id), "misdeal"};
+    // The round's hit payouts before the void, for the two-person rule.
+    std::map<std::uint64_t, Payout> hits;
+    for (const Payout& payout : host_->read([](const Engine& e) { return e.pending_payouts(); })) {
+      if (payout.table == request.table && payout.round == request.round &&
+          payout.kind == AwardKind::must_hit_by) {
+        hits[payout.id.value()] = payout;
+      }
+    }
+    bool ambiguous = false;
+    auto answer = send<SupervisorVoidRecord>(
+        [&](Engine& e, Records& out) { return e.supervisor_void_round(request, supervisor, out); },
+        ambiguous);
+    if (!answer) {
+      const auto code = answer.error().code;
+      // A hit paid at once (below the approval threshold), or by approvals, cannot be voided;
+      // a supervisor who already decided on the hit's payout is not the second person.
+      if (code == EngineError::payout_not_pending || code == EngineError::already_approved) {
+        note("supervisor void of " + table.id + ": " + answer.error().message);
+        return;
+      }
+      refused("supervisor void of " + table.id, answer.error());
+    }
+    ++stats_.supervisor_voids;
+    note("supervisor void of " + table.id + " round " + std::to_string(model.current.id) + " by " +
+         supervisor + ": " + std::string(to_string(answer->outcome)));
+    // Rule §6: a payout that needs two supervisors to reject needs two to void its round.
+    for (const PayoutId id : answer->payouts) {
+      const auto before = hits.find(id.value());
+      if (before == hits.end()) {
+        broken(kRuleTwoPeople, "supervisor void of " + table.id + " names payout " +
+                                   std::to_string(id.value()) + ", not a pending hit of the round");
+      }
+      if (answer->outcome == SupervisorVoidOutcome::voided &&
+          before->second.approvals_required >= 2 && before->second.rejection_requested_by.empty()) {
+        broken(kRuleTwoPeople, "payout " + std::to_string(id.value()) +
+                                   " needing two supervisors was voided by one");
+      }
+    }
+    if (answer->payouts.size() != hits.size()) {
+      broken(kRuleTwoPeople, "supervisor void of " + table.id + " left a pending hit payout");
+    }
+    if (answer->outcome != SupervisorVoidOutcome::voided) return;
+    const VoidRoundRequest table_void{TableId(table.id), RoundId(model.current.id), "misdeal"};
+    auto repeated = send<VoidRoundAnswer>(
+        [&](Engine& e, Records& out) { return e.void_round(table_void, out); }, ambiguous);
+    if (!repeated) refused("the table's void after a supervisor's", repeated.error());
+    if (repeated->reversed != answer->reversed) {
+      broken(kRuleReplay, "the table's void of " + table.id + " round " +
+                              std::to_string(model.current.id) + " answers " +
+                              repeated->reversed.to_string() + " refunded, the supervisor's " +
+                              answer->reversed.to_string());
+    }
+    model.current.phase = Phase::voided;
+    model.current.voided.emplace(table_void, *repeated);
+    acknowledge(table.id, model.current.id, CommandKind::void_round, encode(*repeated));
   }
 
   // A seat's seven cards, as the model sees them.
@@ -1731,10 +1805,11 @@ class Simulation {
   std::map<std::string, TableModel> tables_;
   std::vector<Ack> acks_;
   std::vector<PayoutAck> payout_acks_;
-  std::uint64_t decisions_ = 0;    // Payout decisions asked for, for their request ids.
-  std::uint64_t adjustments_ = 0;  // Adjustments asked for, for their request ids.
-  bool contributed_ = false;       // This step locked wagers.
-  bool floor_unchanged_ = true;    // No floor edit took effect in this step.
+  std::uint64_t decisions_ = 0;         // Payout decisions asked for, for their request ids.
+  std::uint64_t supervisor_voids_ = 0;  // Supervisors' voids asked for, for their request ids.
+  std::uint64_t adjustments_ = 0;       // Adjustments asked for, for their request ids.
+  bool contributed_ = false;            // This step locked wagers.
+  bool floor_unchanged_ = true;         // No floor edit took effect in this step.
   struct Known {
     Sha256Digest commitment{};
     Money shown;  // The highest meter the public saw: the range's low end, or contributions'.

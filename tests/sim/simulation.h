@@ -29,6 +29,7 @@ struct Stats {
   std::uint64_t floors_refused = 0;
   std::uint64_t settles = 0;
   std::uint64_t voids = 0;
+  std::uint64_t supervisor_voids = 0;  // Supervisors' voids of hit rounds, requested or done.
   std::uint64_t percent_hits = 0;
   std::uint64_t must_hit_by_hits = 0;
   std::uint64_t approvals = 0;

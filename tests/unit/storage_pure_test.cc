@@ -66,6 +66,8 @@ TEST(Migrations, NoLandedMigrationChanges) {
       {"0022_audit_chain.sql", "d44682589a5a0aaaf4bb021b689f1484eb5d23039b81ba9c61aa0e27dfe28d0c"},
       {"0023_rejection_requests.sql",
        "cb05ef6d31d1179f631b01ab58ff531bb23bb090206dafd3e319806cd3c671cf"},
+      {"0024_supervisor_voids.sql",
+       "d0903f3de3cd4ae109f98512de08fe8111f6107617f15fb01953c78383ed70ee"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";
