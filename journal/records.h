@@ -264,9 +264,11 @@ struct RoundCounterRebaseRecord {
 
 // A supervisor's void of a round (SupervisorService.VoidRound), typically one whose lock hit a
 // Must-Hit-By level: the table's own void is refused for such a round. Keyed by the caller's
-// request id, so a repeat answers the same. A void that cancels a hit payout needing two
-// supervisors is first `requested` (each of the round's pending hit payouts records the caller in
-// rejection_requested_by), and `voided` by a second supervisor's void.
+// request id, so a repeat answers the same. The void decides each pending hit payout of the round
+// as a RejectPayout by its supervisor would; while one of them still waits for a second
+// supervisor (it records the caller in rejection_requested_by) the void is `requested` and the
+// round stays as it was; once none waits, the void is `voided`: the round's contributions are
+// refunded and it is VOIDED.
 enum class SupervisorVoidOutcome : std::uint8_t { requested, voided };
 
 std::string_view to_string(SupervisorVoidOutcome outcome);
@@ -280,9 +282,12 @@ struct SupervisorVoidRecord {
   std::string supervisor;  // The caller's principal, "supervisor/<id>".
   SupervisorVoidOutcome outcome = SupervisorVoidOutcome::requested;
   Money reversed;  // The contributions refunded (voided), or 0 (requested).
-  // The round's hit payouts this void rejected or asked to reject (those still PENDING), in id
-  // order; their payout events carry the void's request id.
+  // The round's hit payouts that were PENDING, in id order, each rejected by this void (also in
+  // `rejected`: one needing one supervisor, or one another supervisor had asked to reject) or
+  // asked to reject (it waits for a second supervisor); their payout events carry the void's
+  // request id.
   std::vector<PayoutId> payouts;
+  std::vector<PayoutId> rejected;
   std::int64_t time_us = 0;
   friend bool operator==(const SupervisorVoidRecord&, const SupervisorVoidRecord&) = default;
 };

@@ -80,10 +80,11 @@ std::vector<HitShown> SignBoard::hits_of(const Records& records) const {
   std::vector<HitShown> made;
   for (const Payout& payout : records.payouts) {
     if (payout.kind != AwardKind::percent && payout.kind != AwardKind::must_hit_by) continue;
+    // Only a payout's creation is a hit; a supervisor's decision or void changes one.
     const bool decided = std::any_of(
         records.payout_decisions.begin(), records.payout_decisions.end(),
         [&](const PayoutDecisionRecord& decision) { return decision.payout == payout.id; });
-    if (decided) continue;
+    if (decided || !payout_created(payout)) continue;
     const auto link = link_index(payout.link.value());
     if (!link || payout.level < 1 || payout.level > links_[*link].meters.size()) continue;
     const LevelFacts& level = facts_->floor.links[*link].levels[payout.level - 1];
@@ -196,11 +197,11 @@ void SignBoard::apply(const Records& records) {
   // after the command; a rejected payout takes its hit off the signs.
   std::vector<HitShown> made = hits_of(records);
   for (HitShown& hit : made) hits_.push_back(std::move(hit));
-  for (const PayoutDecisionRecord& decision : records.payout_decisions) {
-    // A rejection that rejected it: the first of two a payout needs only asks (it still waits).
-    if (decision.answer.state != PayoutState::rejected) continue;
-    std::erase_if(hits_,
-                  [&](const HitShown& hit) { return hit.payout == decision.payout.value(); });
+  for (const Payout& payout : records.payouts) {
+    // Rejected, by a supervisor's rejection or void: the first of two a payout needs only asks
+    // (it still waits, and its hit stays shown).
+    if (payout.state != PayoutState::rejected) continue;
+    std::erase_if(hits_, [&](const HitShown& hit) { return hit.payout == payout.id.value(); });
   }
   // Only when hits came: a command without one (nearly all) leaves them as they were, and
   // state() leaves out those whose time has passed.

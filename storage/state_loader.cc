@@ -221,9 +221,13 @@ void load_rebases(pqxx::transaction_base& tx, StoredState& state) {
 // payouts it rejected or asked to reject (their events carry its request id).
 void load_supervisor_voids(pqxx::transaction_base& tx, StoredState& state) {
   std::map<std::string, std::vector<PayoutId>> payouts;
-  for (const auto& row : tx.exec("SELECT void_request_id, payout_id FROM payout_events "
+  std::map<std::string, std::vector<PayoutId>> rejected;
+  for (const auto& row : tx.exec("SELECT void_request_id, payout_id, state FROM payout_events "
                                  "WHERE void_request_id IS NOT NULL ORDER BY payout_id")) {
     payouts[row[0].as<std::string>()].push_back(PayoutId(u64(row[1])));
+    if (row[2].as<std::string>() == "rejected") {
+      rejected[row[0].as<std::string>()].push_back(PayoutId(u64(row[1])));
+    }
   }
   for (const auto& row :
        tx.exec("SELECT request_id, table_id, epoch, round_id, reason, supervisor, outcome, "
@@ -240,6 +244,7 @@ void load_supervisor_voids(pqxx::transaction_base& tx, StoredState& state) {
                            [](SupervisorVoidOutcome v) { return to_string(v); });
     voided.reversed = Money::from_micros(row[7].as<std::int64_t>());
     voided.payouts = std::move(payouts[voided.request_id]);
+    voided.rejected = std::move(rejected[voided.request_id]);
     voided.time_us = row[8].as<std::int64_t>();
     state.supervisor_voids.push_back(std::move(voided));
   }

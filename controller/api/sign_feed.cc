@@ -122,6 +122,10 @@ sign::BoardStart board_start(const Engine& engine) {
       start.rejected_payouts.push_back(decision.payout.value());
     }
   }
+  for (const SupervisorVoidRecord& voided : snapshot.supervisor_voids) {
+    // The hit payouts a supervisor's void rejected (one it asked to reject still waits).
+    for (const PayoutId payout : voided.rejected) start.rejected_payouts.push_back(payout.value());
+  }
   std::sort(start.rejected_payouts.begin(), start.rejected_payouts.end());
   for (const TableSnapshot& table : snapshot.tables) {
     sign::BoardStart::Table now;

@@ -39,6 +39,16 @@ const PayoutDecisionRecord* rejection_request(const Records& records, const Payo
 
 std::vector<LogEvent> commit_events(const Records& records) {
   std::vector<LogEvent> events;
+  for (const SupervisorVoidRecord& voided : records.supervisor_voids) {
+    events.push_back(
+        {LogLevel::warning,
+         voided.outcome == SupervisorVoidOutcome::voided
+             ? "round voided by a supervisor"
+             : "round void requested by a supervisor; a second supervisor must decide",
+         {text("table", voided.table.value()), text("round", std::to_string(voided.round.value())),
+          text("by", voided.supervisor), text("reason", voided.reason),
+          text("request_id", voided.request_id)}});
+  }
   for (const RoundRecord& round : records.rounds) {
     if (round.phase != RoundPhase::voided) continue;
     events.push_back(
@@ -61,6 +71,15 @@ std::vector<LogEvent> commit_events(const Records& records) {
       fields.push_back(text("reason", request->reason));
       events.push_back({LogLevel::warning,
                         "payout rejection requested; a second supervisor must decide",
+                        std::move(fields)});
+    } else if (!payout_created(payout) && payout.state == PayoutState::pending &&
+               payout.approved_by.empty()) {
+      // Asked to reject by a supervisor's void of its round (the record names who and why).
+      std::vector<LogField> fields = payout_fields(payout);
+      fields.push_back(text("by", payout.rejection_requested_by.back()));
+      events.push_back({LogLevel::warning,
+                        "payout rejection requested by a void of its round; a second supervisor "
+                        "must decide",
                         std::move(fields)});
     } else if (!payout.approved_by.empty()) {
       std::vector<LogField> fields = payout_fields(payout);

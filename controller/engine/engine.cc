@@ -1903,8 +1903,13 @@ Result<SupervisorVoidRecord, EngineFailure> Engine::supervisor_void_round(
     return std::any_of(names.begin(), names.end(),
                        [&](const std::string& name) { return same_principal(name, supervisor); });
   };
-  bool ends = true;
-  for (const Payout* payout : pending) {
+  // Per payout, as RejectPayout decides it: this supervisor's say rejects a payout that needs
+  // one, or one another supervisor already asked to reject; it asks to reject one that needs two.
+  std::sort(pending.begin(), pending.end(),
+            [](const Payout* a, const Payout* b) { return a->id.value() < b->id.value(); });
+  std::vector<Payout*> rejects;
+  std::vector<Payout*> asks;
+  for (Payout* payout : pending) {
     if (decided_by(payout->approved_by) || decided_by(payout->rejection_requested_by)) {
       return failure(EngineError::already_approved,
                      supervisor + " already " +
@@ -1913,9 +1918,12 @@ Result<SupervisorVoidRecord, EngineFailure> Engine::supervisor_void_round(
                          round_name(request.table, request.round) +
                          "; voiding it needs another supervisor");
     }
-    ends = ends &&
-           payout->rejection_requested_by.size() + 1 >= std::max(payout->approvals_required, 1U);
+    const bool ends =
+        payout->rejection_requested_by.size() + 1 >= std::max(payout->approvals_required, 1U);
+    (ends ? rejects : asks).push_back(payout);
   }
+  // The round is voided once none of its hit payouts waits any more.
+  const bool voids = asks.empty();
   SupervisorVoidRecord record{
       id,
       request.table,
@@ -1923,52 +1931,59 @@ Result<SupervisorVoidRecord, EngineFailure> Engine::supervisor_void_round(
       request.round,
       request.reason,
       supervisor,
-      ends ? SupervisorVoidOutcome::voided : SupervisorVoidOutcome::requested,
+      voids ? SupervisorVoidOutcome::voided : SupervisorVoidOutcome::requested,
       Money(),
+      {},
       {},
       clock_.now_us()};
   for (const Payout* payout : pending) record.payouts.push_back(payout->id);
-  std::sort(pending.begin(), pending.end(),
-            [](const Payout* a, const Payout* b) { return a->id.value() < b->id.value(); });
-  std::sort(record.payouts.begin(), record.payouts.end(),
-            [](PayoutId a, PayoutId b) { return a.value() < b.value(); });
-  if (!ends) {
-    // The first of two supervisors: recorded, no money moves.
-    for (Payout* payout : pending) {
-      payout->rejection_requested_by.push_back(supervisor);
-      out.payouts.push_back(*payout);
-    }
-  } else {
-    const std::vector<Link::Checkpoint> checkpoints = checkpoint_links(table);
-    for (const Payout* payout : pending) {
-      LinkState& link = *find_link(payout->link);
-      const Transfer& award = award_transfers_.at(payout->id.value());
-      auto returned =
-          link.link.reverse_award(award, {award.origin.round, payout->id.value()}, link.scratch);
-      if (!returned) {
-        rollback_links(table, checkpoints);
-        return failure(EngineError::ledger_refused, "payout " + std::to_string(payout->id.value()) +
-                                                        ": " +
-                                                        std::string(to_string(returned.error())));
-      }
-    }
-    auto reversed = refund_round(table, round, hit_levels);
-    if (!reversed) {
+  for (const Payout* payout : rejects) record.rejected.push_back(payout->id);
+  const std::vector<Link::Checkpoint> checkpoints = checkpoint_links(table);
+  for (const Payout* payout : rejects) {
+    LinkState& link = *find_link(payout->link);
+    const Transfer& award = award_transfers_.at(payout->id.value());
+    auto returned =
+        link.link.reverse_award(award, {award.origin.round, payout->id.value()}, link.scratch);
+    if (!returned) {
       rollback_links(table, checkpoints);
-      return reversed.error();
+      return failure(EngineError::ledger_refused, "payout " + std::to_string(payout->id.value()) +
+                                                      ": " +
+                                                      std::string(to_string(returned.error())));
     }
-    record.reversed = Money::from_micros(*reversed);
-    for (Payout* payout : pending) {
-      payout->state = PayoutState::rejected;
-      payout->rejected_by = supervisor;
-      payout->rejected_reason = request.reason;
-      out.payouts.push_back(*payout);
+  }
+  std::int64_t reversed = 0;
+  if (voids) {
+    auto refunded = refund_round(table, round, hit_levels);
+    if (!refunded) {
+      rollback_links(table, checkpoints);
+      return refunded.error();
     }
-    for (const PayoutId payout : record.payouts) {
-      payouts_.erase(payout.value());
-      award_transfers_.erase(payout.value());
+    reversed = *refunded;
+  }
+  record.reversed = Money::from_micros(reversed);
+  for (Payout* payout : rejects) {
+    payout->state = PayoutState::rejected;
+    payout->rejected_by = supervisor;
+    payout->rejected_reason = request.reason;
+    out.payouts.push_back(*payout);
+  }
+  for (Payout* payout : asks) {
+    payout->rejection_requested_by.push_back(supervisor);
+    out.payouts.push_back(*payout);
+  }
+  for (const PayoutId payout : record.rejected) {
+    payouts_.erase(payout.value());
+    award_transfers_.erase(payout.value());
+  }
+  if (voids) {
+    finish_void(table, round, {request.table, request.round, request.reason}, reversed, out);
+  } else {
+    for (const auto& played : table.links) {
+      for (const Transfer& transfer : played.link->scratch) {
+        out.transfers.push_back({played.link->name, transfer});
+      }
+      played.link->scratch.clear();
     }
-    finish_void(table, round, {request.table, request.round, request.reason}, *reversed, out);
   }
   out.supervisor_voids.push_back(record);
   supervisor_voids_.emplace(id, record);
@@ -2044,6 +2059,11 @@ std::optional<PayoutState> Engine::decided_payout_state(PayoutId id) const {
   for (const auto& [request_id, decision] : payout_decisions_) {
     if (decision.payout == id && decision.answer.state != PayoutState::pending) {
       return decision.answer.state;
+    }
+  }
+  for (const auto& [request_id, voided] : supervisor_voids_) {
+    if (std::find(voided.rejected.begin(), voided.rejected.end(), id) != voided.rejected.end()) {
+      return PayoutState::rejected;
     }
   }
   return std::nullopt;

@@ -87,10 +87,10 @@ class Engine {
   // (the table's own void refuses those: must_hit_by_needs_supervisor). The round's pending hit
   // payouts are rejected (their awards return as RejectPayout returns them), then its
   // contributions are refunded as the table's void refunds them, a hit level counting as one
-  // whose meter paid since the lock. A void that would reject a payout needing two supervisors
-  // needs two: the first void is recorded as requested (each pending hit payout records the
-  // caller in rejection_requested_by, as a first RejectPayout does) and changes no money; a
-  // second supervisor's void (or RejectPayout of that payout) completes it. Checked in this
+  // whose meter paid since the lock. Each pending hit payout is decided as decide_payout()
+  // would decide the caller's rejection of it: rejected, or (needing two supervisors, none of
+  // whom asked yet) asked to reject. While one still waits the void is `requested` and the round
+  // stays as it was; a later void (by another supervisor) decides the rest. Checked in this
   // order, each refusal changing nothing: the request id (1..kMaxIdBytes bytes, no NUL:
   // request_id_invalid); a request id already used answers its first answer when the table,
   // round, reason and supervisor are the same, and is refused otherwise (replay_differs); the

@@ -3,8 +3,8 @@
 --
 -- * supervisor_voids journals each void by the caller's request id (a repeat answers the same, a
 --   different request with the same id is refused), with who asked, why, and its outcome:
---   'requested' when it waits for a second supervisor (a hit payout needing two supervisors to
---   reject), 'voided' when it voided the round. Append-only, and on the audit trail
+--   'requested' while a hit payout of the round waits for a second supervisor, 'voided' when it
+--   voided the round (once a round). Append-only, and on the audit trail
 --   (round.supervisor_void_request, round.supervisor_void) in the same transaction;
 -- * the payout events a void writes (a request to reject, or the rejection, of each of the
 --   round's pending hit payouts) name its supervisor and carry the void's request id in
@@ -21,9 +21,13 @@ CREATE TABLE supervisor_voids (
   outcome         text NOT NULL CHECK (outcome IN ('requested', 'voided')),
   reversed_micros bigint NOT NULL CHECK (reversed_micros >= 0),
   at              timestamptz NOT NULL,
+  CHECK (outcome = 'voided' OR reversed_micros = 0),
   FOREIGN KEY (table_id, epoch, round_id) REFERENCES rounds (table_id, epoch, round_id)
     DEFERRABLE INITIALLY DEFERRED
 );
+
+CREATE UNIQUE INDEX supervisor_voids_one_void_a_round ON supervisor_voids (table_id, epoch, round_id)
+  WHERE outcome = 'voided';
 
 CREATE TRIGGER supervisor_voids_append_only BEFORE UPDATE OR DELETE ON supervisor_voids
   FOR EACH ROW EXECUTE FUNCTION jackpot_forbid_change();
@@ -52,9 +56,12 @@ CREATE TRIGGER supervisor_voids_audited AFTER INSERT ON supervisor_voids
   FOR EACH STATEMENT EXECUTE FUNCTION jackpot_supervisor_voids_audited();
 
 ALTER TABLE payout_events ADD COLUMN void_request_id text;
+-- NOT VALID: the rows already written have none; no scan of the table at upgrade.
 ALTER TABLE payout_events
   ADD CONSTRAINT payout_events_void_request_id_fkey FOREIGN KEY (void_request_id)
-    REFERENCES supervisor_voids (request_id) DEFERRABLE INITIALLY DEFERRED;
+    REFERENCES supervisor_voids (request_id) DEFERRABLE INITIALLY DEFERRED NOT VALID,
+  ADD CONSTRAINT payout_events_void_decides
+    CHECK (void_request_id IS NULL OR state IN ('rejection_requested', 'rejected')) NOT VALID;
 CREATE INDEX payout_events_void_request_id ON payout_events (void_request_id)
   WHERE void_request_id IS NOT NULL;
 
@@ -65,7 +72,7 @@ ALTER TABLE payout_events
   ADD CONSTRAINT payout_events_decision_request_id
     CHECK ((supervisor = '') = (request_id IS NULL AND void_request_id IS NULL)) NOT VALID,
   ADD CONSTRAINT payout_events_one_request_id
-    CHECK (request_id IS NULL OR void_request_id IS NULL);
+    CHECK (request_id IS NULL OR void_request_id IS NULL) NOT VALID;
 
 CREATE OR REPLACE FUNCTION jackpot_payout_decisions_audited() RETURNS trigger
 LANGUAGE plpgsql SET search_path = public, pg_temp

@@ -980,10 +980,27 @@ class Simulation {
         broken(kRuleTwoPeople, "supervisor void of " + table.id + " names payout " +
                                    std::to_string(id.value()) + ", not a pending hit of the round");
       }
-      if (answer->outcome == SupervisorVoidOutcome::voided &&
-          before->second.approvals_required >= 2 && before->second.rejection_requested_by.empty()) {
-        broken(kRuleTwoPeople, "payout " + std::to_string(id.value()) +
-                                   " needing two supervisors was voided by one");
+      const Payout& was = before->second;
+      const bool rejected =
+          std::find(answer->rejected.begin(), answer->rejected.end(), id) != answer->rejected.end();
+      const auto folded = [](std::string name) {
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return name;
+      };
+      // Rejected by this void exactly when it needed one supervisor, or another one had asked.
+      const bool second_person =
+          was.approvals_required < 2 ||
+          std::any_of(was.rejection_requested_by.begin(), was.rejection_requested_by.end(),
+                      [&](const std::string& name) { return folded(name) != folded(supervisor); });
+      if (rejected != second_person) {
+        broken(kRuleTwoPeople, "payout " + std::to_string(id.value()) + " needing " +
+                                   std::to_string(was.approvals_required) + " supervisors was " +
+                                   (rejected ? "rejected" : "left waiting") + " by a void of " +
+                                   supervisor);
+      }
+      if (answer->outcome == SupervisorVoidOutcome::voided && !rejected) {
+        broken(kRuleTwoPeople, "a void of " + table.id + " voided the round with payout " +
+                                   std::to_string(id.value()) + " still waiting");
       }
     }
     if (answer->payouts.size() != hits.size()) {

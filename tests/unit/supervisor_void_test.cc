@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "controller/engine/engine.h"
 #include "controller/hands/paytable_loader.h"
@@ -267,6 +268,98 @@ TEST(SupervisorVoid, ARejectionCompletesARequestedVoidsPayoutAndTheRoundCanThenB
   EXPECT_EQ(voided->outcome, SupervisorVoidOutcome::voided);
   EXPECT_TRUE(voided->payouts.empty());
   EXPECT_EQ(voided->reversed, usd("9.30"));
+  EXPECT_FALSE(floor.engine->check_invariants());
+}
+
+// The floor with a second link "D" beside "L", alike but for its hits needing two supervisors.
+EngineConfig two_links_floor() {
+  EngineConfig config = must_hit_by_floor(TriggerMode::at_amount, "0.00", nullptr);
+  LinkSettings dual = config.links[0];
+  dual.meters.id = LinkId("D");
+  dual.dual_approval_threshold = usd("200.00");
+  config.links.push_back(dual);
+  config.tables[0].links.push_back({LinkId("D"), "PT-BJS-HUH-5CP-12", CommunitySource::board});
+  return config;
+}
+
+// Plays $10 at seat 1 on both links until a lock hits both Must-Hit-By levels: that round is left
+// LOCKED and its id returned (0 when none did in 80 rounds).
+std::uint64_t play_until_both_hit(Floor& floor) {
+  for (std::uint64_t id = 1; id <= 80; ++id) {
+    Records out;
+    EXPECT_TRUE(floor.engine->open_round({TableId("T"), RoundId(id)}, out).ok());
+    const auto locked = floor.engine->lock_wagers(
+        {TableId("T"), RoundId(id), {{1, LinkId("L"), 1000}, {1, LinkId("D"), 1000}}}, out);
+    EXPECT_TRUE(locked.ok());
+    if (!locked.ok()) return 0;
+    if (!locked->must_hit_by_hits.empty()) {
+      EXPECT_EQ(locked->must_hit_by_hits.size(), 2U);
+      return id;
+    }
+    EXPECT_TRUE(
+        floor.engine
+            ->settle_round(
+                {TableId("T"), RoundId(id), {{1, {"3c", "4d"}, std::nullopt}}, kQuietBoard, {}},
+                out)
+            .ok());
+  }
+  return 0;
+}
+
+// Two links whose Must-Hit-By levels hit in the same lock: on "L" a hit needs one supervisor, on
+// "D" two. The first void rejects L's payout (its say is enough) and asks to reject D's; the
+// round stays LOCKED, and its settlement shows L's hit REJECTED and D's PENDING.
+TEST(SupervisorVoid, EachHitPayoutOfTheRoundIsDecidedAsItsOwnRejectionWouldBe) {
+  Floor floor(two_links_floor());
+  const std::uint64_t round = play_until_both_hit(floor);
+  ASSERT_NE(round, 0U);
+  std::map<std::string, Payout> hit;
+  for (const Payout& payout : floor.engine->pending_payouts()) hit[payout.link.value()] = payout;
+  ASSERT_EQ(hit.size(), 2U);
+  ASSERT_EQ(hit["L"].approvals_required, 1U);
+  ASSERT_EQ(hit["D"].approvals_required, 2U);
+
+  Records out;
+  const auto first = floor.supervisor_void("v-1", round, "supervisor/ann", out);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->outcome, SupervisorVoidOutcome::requested);
+  EXPECT_EQ(first->rejected, std::vector<PayoutId>{hit["L"].id});
+  EXPECT_EQ(first->payouts.size(), 2U);
+  EXPECT_EQ(floor.engine->payout(hit["L"].id), nullptr) << "L's payout was rejected";
+  ASSERT_NE(floor.engine->payout(hit["D"].id), nullptr);
+  EXPECT_EQ(floor.engine->payout(hit["D"].id)->rejection_requested_by,
+            std::vector<std::string>{"supervisor/ann"});
+  EXPECT_FALSE(floor.engine->check_invariants());
+
+  // One approval of D's payout does not pay it (it needs two); a second supervisor's void
+  // rejects it and voids the round.
+  ASSERT_TRUE(testing::approve_payout(*floor.engine, hit["D"].id, "supervisor/bob", out));
+  const auto second = floor.supervisor_void("v-2", round, "supervisor/cy", out);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->outcome, SupervisorVoidOutcome::voided);
+  EXPECT_EQ(second->rejected, std::vector<PayoutId>{hit["D"].id});
+  EXPECT_EQ(second->reversed, usd("6.20"));  // 1% and 30% of $10 on each link.
+  EXPECT_TRUE(floor.engine->pending_payouts().empty());
+  EXPECT_FALSE(floor.engine->check_invariants());
+}
+
+TEST(SupervisorVoid, ASettlementAfterAFirstVoidShowsTheHitsAsTheVoidLeftThem) {
+  Floor floor(two_links_floor());
+  const std::uint64_t round = play_until_both_hit(floor);
+  ASSERT_NE(round, 0U);
+  Records out;
+  ASSERT_TRUE(floor.supervisor_void("v-1", round, "supervisor/ann", out));
+  const auto settled = floor.engine->settle_round(
+      {TableId("T"), RoundId(round), {{1, {"3c", "4d"}, std::nullopt}}, kQuietBoard, {}}, out);
+  ASSERT_TRUE(settled.ok()) << settled.error().message;
+  std::map<std::string, std::optional<PayoutState>> shown;
+  for (const SeatResultView& result : settled->results) {
+    for (const AwardView& award : result.awards) {
+      if (award.kind == AwardKind::must_hit_by) shown[award.link.value()] = award.payout_state;
+    }
+  }
+  EXPECT_EQ(shown["L"], PayoutState::rejected);
+  EXPECT_EQ(shown["D"], PayoutState::pending);
   EXPECT_FALSE(floor.engine->check_invariants());
 }
 
