@@ -98,6 +98,8 @@ std::string_view to_string(AccessRefusal refusal) {
       return "unknown_method";
     case AccessRefusal::acts_for_another:
       return "acts_for_another";
+    case AccessRefusal::not_on_roster:
+      return "not_on_roster";
   }
   return "?";
 }
@@ -111,6 +113,7 @@ bool unauthenticated(AccessRefusal refusal) {
     case AccessRefusal::role_not_allowed:
     case AccessRefusal::unknown_method:
     case AccessRefusal::acts_for_another:
+    case AccessRefusal::not_on_roster:
       return false;
   }
   return false;

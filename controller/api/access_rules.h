@@ -64,6 +64,7 @@ enum class AccessRefusal : std::uint8_t {
   role_not_allowed,       // PERMISSION_DENIED: the caller's role may not call the method.
   unknown_method,         // PERMISSION_DENIED: a method no role may call.
   acts_for_another,       // PERMISSION_DENIED: a table (or sign) naming another one in its request.
+  not_on_roster,          // PERMISSION_DENIED: a supervisor or admin the roster does not name.
 };
 
 std::string_view to_string(AccessRefusal refusal);
@@ -76,7 +77,8 @@ bool unauthenticated(AccessRefusal refusal);
 inline constexpr std::array kAccessRefusals = {
     AccessRefusal::no_certificate,  AccessRefusal::certificate_untrusted,
     AccessRefusal::not_a_principal, AccessRefusal::role_not_allowed,
-    AccessRefusal::unknown_method,  AccessRefusal::acts_for_another};
+    AccessRefusal::unknown_method,  AccessRefusal::acts_for_another,
+    AccessRefusal::not_on_roster};
 
 // Whether `principal` may call `method`; nothing when it may.
 std::optional<AccessRefusal> method_refusal(const Principal& principal, std::string_view method);

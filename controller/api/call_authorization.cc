@@ -24,8 +24,10 @@ CertificateRefusal with_name(CertificateRefusal refusal) {
 
 }  // namespace
 
-CallAuthorization::CallAuthorization(std::optional<ClientCertificates> site_ca)
+CallAuthorization::CallAuthorization(std::optional<ClientCertificates> site_ca,
+                                     std::optional<Roster> roster)
     : plaintext_(!site_ca.has_value()),
+      roster_(std::move(roster)),
       site_ca_(site_ca ? std::make_shared<const ClientCertificates>(std::move(*site_ca))
                        : nullptr) {}
 
@@ -112,6 +114,11 @@ Result<Principal, CallRefusal> CallAuthorization::decide(const CallFacts& call,
     auto verdict = certified(call, unix_seconds);
     if (!verdict.ok()) return CallRefusal{verdict.error().reason, verdict.error().detail};
     caller = std::move(verdict->principal);
+  }
+  if (roster_ && !roster_->admits(caller)) {
+    return CallRefusal{AccessRefusal::not_on_roster,
+                       "not_on_roster: " + quote_prefix(to_string(caller)) +
+                           " is not on the site's roster of supervisors and admins (--roster)"};
   }
   if (const auto refusal = method_refusal(caller, call.method)) {
     // A method of the access table is named in full; any other is the caller's text.

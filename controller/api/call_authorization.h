@@ -27,6 +27,7 @@
 
 #include "controller/api/access_rules.h"
 #include "controller/api/client_certificates.h"
+#include "controller/api/roster.h"
 #include "meters/result.h"
 
 namespace jackpot {
@@ -50,8 +51,11 @@ struct CallRefusal {
 class CallAuthorization {
  public:
   // Mutual TLS with the site's CA: callers are who the certificates it issued say they are.
-  // Without one, plaintext development mode: callers are who they say they are.
-  explicit CallAuthorization(std::optional<ClientCertificates> site_ca);
+  // Without one, plaintext development mode: callers are who they say they are. With a roster,
+  // a supervisor or admin it does not name is refused (not_on_roster) before the method is
+  // looked at; without one (plaintext mode only: the daemon needs one to serve mutual TLS),
+  // every principal may act as its role allows.
+  CallAuthorization(std::optional<ClientCertificates> site_ca, std::optional<Roster> roster);
 
   // The principal making the call, or why the call is refused; `unix_seconds` is now.
   Result<Principal, CallRefusal> decide(const CallFacts& call, std::int64_t unix_seconds);
@@ -83,6 +87,7 @@ class CallAuthorization {
                                                            std::int64_t unix_seconds);
 
   const bool plaintext_;
+  const std::optional<Roster> roster_;
   std::mutex mutex_;  // Guards the three below; never held during a certificate check.
   std::shared_ptr<const ClientCertificates> site_ca_;
   std::uint64_t generation_ = 0;                       // Counts CA replacements.

@@ -25,9 +25,9 @@ namespace jackpot {
 // next handshake should take up, and the authorisation of calls.
 struct ServerTransport::State {
   State(std::optional<TlsFiles> tls_files, std::optional<ClientCertificates> site_ca,
-        RefusalObserver observer)
+        std::optional<Roster> roster, RefusalObserver observer)
       : files(std::move(tls_files)),
-        authorization(std::move(site_ca)),
+        authorization(std::move(site_ca), std::move(roster)),
         refused(std::move(observer)) {}
 
   const std::optional<TlsFiles> files;  // Empty in plaintext mode.
@@ -228,12 +228,13 @@ ServerTransport::ServerTransport(std::shared_ptr<State> state) : state_(std::mov
 ServerTransport::~ServerTransport() = default;
 
 Result<std::unique_ptr<ServerTransport>, std::string> ServerTransport::mutual_tls(
-    const TlsFiles& files, RefusalObserver refused) {
+    const TlsFiles& files, Roster roster, RefusalObserver refused) {
   auto texts = read_tls_files(files);
   if (!texts.ok()) return texts.error();
   auto site_ca = ClientCertificates::from_ca_pem(texts->client_ca);
   if (!site_ca.ok()) return site_ca.error();  // Checked by read_tls_files.
-  auto state = std::make_shared<State>(files, std::move(*site_ca), std::move(refused));
+  auto state =
+      std::make_shared<State>(files, std::move(*site_ca), std::move(roster), std::move(refused));
   state->certificate_pem = std::move(texts->certificate);
   state->key_pem = std::move(texts->key);
   state->client_ca_pem = std::move(texts->client_ca);
@@ -252,8 +253,10 @@ Result<std::unique_ptr<ServerTransport>, std::string> ServerTransport::mutual_tl
   return transport;
 }
 
-std::unique_ptr<ServerTransport> ServerTransport::plaintext_loopback(RefusalObserver refused) {
-  auto state = std::make_shared<State>(std::nullopt, std::nullopt, std::move(refused));
+std::unique_ptr<ServerTransport> ServerTransport::plaintext_loopback(std::optional<Roster> roster,
+                                                                     RefusalObserver refused) {
+  auto state =
+      std::make_shared<State>(std::nullopt, std::nullopt, std::move(roster), std::move(refused));
   std::unique_ptr<ServerTransport> transport(new ServerTransport(state));
   transport->credentials_ =
       with_authorization(grpc_local_server_credentials_create(LOCAL_TCP), std::move(state));

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "controller/api/access_rules.h"
+#include "controller/api/roster.h"
 #include "meters/result.h"
 
 namespace grpc {
@@ -44,9 +45,12 @@ using RefusalObserver = std::function<void(AccessRefusal, std::string_view detai
 class ServerTransport {
  public:
   // Reads and checks the files: an error names the file and what is wrong with it.
+  // Callers are checked against `roster` (call_authorization.h); plaintext mode may have none.
   static Result<std::unique_ptr<ServerTransport>, std::string> mutual_tls(const TlsFiles& files,
+                                                                          Roster roster,
                                                                           RefusalObserver refused);
-  static std::unique_ptr<ServerTransport> plaintext_loopback(RefusalObserver refused);
+  static std::unique_ptr<ServerTransport> plaintext_loopback(std::optional<Roster> roster,
+                                                             RefusalObserver refused);
   ~ServerTransport();
   ServerTransport(const ServerTransport&) = delete;
   ServerTransport& operator=(const ServerTransport&) = delete;

@@ -33,6 +33,7 @@
 #include <tuple>
 
 #include "controller/api/grpc_services.h"
+#include "controller/api/roster.h"
 #include "controller/api/sign_feed.h"
 #include "controller/api/transport_security.h"
 #include "controller/api/web_sign.h"
@@ -414,9 +415,42 @@ RefusalObserver refusal_observer(DaemonMetrics& metrics, RefusalTally& tally) {
   };
 }
 
+std::string join_principals(const std::vector<std::string>& principals) {
+  std::string text;
+  for (const std::string& principal : principals) text += (text.empty() ? "" : " ") + principal;
+  return text;
+}
+
+// The roster of supervisors and admins (--roster, controller/api/roster.h), or nothing after
+// logging why it cannot be used; nothing, without a word, when none was given.
+std::optional<Roster> read_roster(const std::string& file, bool& failed) {
+  failed = false;
+  if (file.empty()) return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  std::string text(kMaxRosterBytes + 1, '\0');
+  if (in) in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in && !in.eof()) {
+    log_line("the roster " + file + " cannot be read; not starting", LogLevel::error);
+    failed = true;
+    return std::nullopt;
+  }
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  auto roster = Roster::parse(text);
+  if (!roster) {
+    log_line("the roster " + file + " is refused: " + roster.error() + "; not starting",
+             LogLevel::error);
+    failed = true;
+    return std::nullopt;
+  }
+  log_line("roster " + file + ": " + std::to_string(roster->principals().size()) +
+           " supervisors and admins may act (sha256 " + roster->sha256_hex() + ")");
+  return std::move(roster).value();
+}
+
 // How the gRPC port is secured (transport_security.h), from the files given; null after logging
 // why when they cannot be used. Plaintext is announced loudly: no caller is authenticated.
 std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
+                                                const std::optional<Roster>& roster,
                                                 DaemonMetrics& metrics, RefusalTally& tally) {
   RefusalObserver refused = refusal_observer(metrics, tally);
   metrics.set_plaintext(options.plaintext);
@@ -425,11 +459,12 @@ std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
         "WARNING: --plaintext on: the gRPC port serves WITHOUT TLS and authenticates NO caller; "
         "any process on this machine may act as any table, supervisor or admin by naming it. "
         "For development only (metric jackpotd_plaintext 1)");
-    return ServerTransport::plaintext_loopback(std::move(refused));
+    return ServerTransport::plaintext_loopback(roster, std::move(refused));
   }
+  JACKPOT_INVARIANT(roster.has_value(), "daemon options require a roster with mutual TLS");
   auto transport = ServerTransport::mutual_tls(
       TlsFiles{options.tls_certificate_file, options.tls_key_file, options.tls_client_ca_file},
-      std::move(refused));
+      *roster, std::move(refused));
   if (!transport.ok()) {
     log_line(transport.error() + "; not starting", LogLevel::error);
     return nullptr;
@@ -628,7 +663,11 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   }
   // Before the database: a TLS file that cannot be used stops the start before it claims
   // anything.
-  const std::unique_ptr<ServerTransport> transport = make_transport(options, metrics, refusals);
+  bool roster_failed = false;
+  const std::optional<Roster> roster = read_roster(options.roster_file, roster_failed);
+  if (roster_failed) return kExitStartupFailed;
+  const std::unique_ptr<ServerTransport> transport =
+      make_transport(options, roster, metrics, refusals);
   if (!transport) return kExitStartupFailed;
 
   const storage::SessionLimits limits{options.query_timeout, options.commit_timeout};
@@ -773,7 +812,10 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
         *db, principal, floor ? std::optional<std::string>(floor_text) : std::nullopt,
         {{"version", JACKPOTD_VERSION},
          {"grpc", grpc_address},
-         {"transport", transport->plaintext() ? "plaintext" : "mutual-tls"}});
+         {"transport", transport->plaintext() ? "plaintext" : "mutual-tls"},
+         // The roster in force, on the hash-chained trail: who could approve from this start.
+         {"roster_sha256", roster ? roster->sha256_hex() : "none"},
+         {"roster", roster ? join_principals(roster->principals()) : "none"}});
   } catch (const std::exception& error) {
     log_line(std::string("cannot record the start in the audit trail: ") + error.what() +
                  "; not starting",

@@ -236,6 +236,10 @@ SetResult set_tls_client_ca(DaemonOptions& options, const std::string& value) {
   return set_file(options.tls_client_ca_file, value);
 }
 
+SetResult set_roster(DaemonOptions& options, const std::string& value) {
+  return set_file(options.roster_file, value);
+}
+
 SetResult set_plaintext(DaemonOptions& options, const std::string& value) {
   if (value != "on" && value != "off") return "expected 'on' or 'off', got '" + value + "'";
   options.plaintext = value == "on";
@@ -263,6 +267,12 @@ constexpr Option kOptions[] = {
      "names its principal in its common name: table/<id>, sign/<id>,\n"
      "supervisor/<name>, admin/<name> (ops/pki makes them)",
      set_tls_client_ca},
+    {"roster", "FILE",
+     "the supervisors and admins who may act, one principal a line\n"
+     "(supervisor/<name>, admin/<name>; '#' comments): a certificate of\n"
+     "the site CA for one it does not name is refused; required with\n"
+     "mutual TLS; read at start, and on record in the daemon.start event",
+     set_roster},
     {"plaintext", "on|off",
      "development only: no TLS, on a loopback --listen address only;\n"
      "callers name their principal in the jackpot-principal metadata,\n"
@@ -548,6 +558,11 @@ std::optional<std::string> transport_problem(const DaemonOptions& options) {
     return std::string(
         "jackpotd serves mutual TLS: give --tls-cert, --tls-key and --tls-client-ca (ops/pki "
         "makes them), or --plaintext on for development on a loopback address");
+  }
+  if (options.roster_file.empty()) {
+    return std::string(
+        "jackpotd serves mutual TLS to the supervisors and admins a roster names: give --roster "
+        "FILE (one principal a line, e.g. supervisor/ann, admin/ops-1)");
   }
   return std::nullopt;
 }

@@ -73,6 +73,9 @@ struct DaemonOptions {
   std::string tls_certificate_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
+  // The supervisors and admins who may act (controller/api/roster.h); required with mutual TLS,
+  // optional in plaintext mode. Read at start.
+  std::string roster_file;
   // Development only: no TLS, callers name their principal (transport_security.h); allowed on a
   // loopback address only.
   bool plaintext = false;

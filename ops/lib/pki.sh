@@ -1,8 +1,9 @@
 # Shell functions for the certificates ops scripts run jackpotd and its clients with (ops/pki).
 
 # Makes, in directory $2, the site CA and jackpotd's certificate if they are not there, and a
-# client certificate for each principal ROLE/ID in $3... that is not there yet. $1 is the
-# checkout's root.
+# client certificate for each principal ROLE/ID in $3... that is not there yet; each supervisor
+# and admin among them goes on the roster $2/roster (jackpotd --roster) if not on it yet. $1 is
+# the checkout's root.
 pki_ensure() {
   local root=$1 dir=$2
   shift 2
@@ -21,11 +22,22 @@ pki_ensure() {
     # shellcheck disable=SC2086  # One argument per id.
     "$root/ops/pki" client "$dir" "$role" ${missing[$role]} --force >/dev/null
   done
+  [ -f "$dir/roster" ] || echo "# The supervisors and admins who may act (jackpotd --roster)." \
+    >"$dir/roster"
+  for principal in "$@"; do
+    case $principal in
+      supervisor/* | admin/*) grep -qxF "$principal" "$dir/roster" || echo "$principal" >>"$dir/roster" ;;
+    esac
+  done
 }
 
-# jackpotd's mutual TLS flags for a directory pki_ensure made, one word each.
+# jackpotd's mutual TLS flags for a directory pki_ensure made, one word each, with its roster;
+# given the jackpotd binary as $2, the roster only when that build takes one.
 pki_daemon_flags() {
   printf '%s\n' --tls-cert "$1/server.pem" --tls-key "$1/server.key" --tls-client-ca "$1/ca.pem"
+  if [ -z "${2:-}" ] || grep -q -- --roster <<<"$("$2" --help)"; then
+    printf '%s\n' --roster "$1/roster"
+  fi
 }
 
 # The transport flags for the jackpotd binary $1 and the clients of it, with the certificates in
@@ -34,7 +46,7 @@ pki_daemon_flags() {
 # (Its help is read whole first: grep -q would stop reading early, and under pipefail the
 # daemon's SIGPIPE would read as "no".)
 pki_daemon_transport() {
-  if grep -q -- --tls-cert <<<"$("$1" --help)"; then pki_daemon_flags "$2"; fi
+  if grep -q -- --tls-cert <<<"$("$1" --help)"; then pki_daemon_flags "$2" "$1"; fi
 }
 pki_client_transport() {
   if grep -q -- --tls-cert <<<"$("$1" --help)"; then

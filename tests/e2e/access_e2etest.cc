@@ -219,6 +219,34 @@ TEST_F(AccessEndToEnd, EveryRoleAgainstEveryRpc) {
   EXPECT_EQ(state(), before);
 }
 
+// A supervisor or admin whose certificate the site CA issued but whom the roster does not name is
+// refused before any handler runs, on every method; the roster in force is on the audit trail.
+TEST_F(AccessEndToEnd, ASupervisorOrAdminNotOnTheRosterIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(start(TestPki::site().daemon_args()));
+  const std::string before = state();
+  for (const char* principal : {"supervisor/mallory", "admin/mallory"}) {
+    const auto channel = channel_as(address_, principal);
+    for (const char* method :
+         {"/jackpot.v1.SupervisorService/ApprovePayout", "/jackpot.v1.SupervisorService/VoidRound",
+          "/jackpot.v1.AdminService/ListMeters", "/jackpot.v1.AdminService/AdjustMeter"}) {
+      const grpc::Status status = call_bytes(channel, method, "", 10000ms);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << principal << method;
+      EXPECT_EQ(status.error_message().rfind(std::string("not_on_roster: '") + principal + "'", 0),
+                0U)
+          << status.error_message();
+    }
+  }
+  EXPECT_EQ(refusals(AccessRefusal::not_on_roster), 8);
+  EXPECT_EQ(state(), before);  // As admin/ops, who is on the roster.
+  auto db = database_.connect();
+  pqxx::read_transaction tx(*db);
+  const auto start = tx.exec1(
+      "SELECT detail->>'roster', detail->>'roster_sha256' FROM audit_log "
+      "WHERE action = 'daemon.start' ORDER BY seq DESC LIMIT 1");
+  EXPECT_NE(start[0].as<std::string>().find("supervisor/alice"), std::string::npos);
+  EXPECT_EQ(start[1].as<std::string>().size(), 64U);
+}
+
 // A table's certificate acts for its own table only: another table's round or link status
 // stream is PERMISSION_DENIED and changes nothing; the other table then plays its own round.
 TEST_F(AccessEndToEnd, ATableActsOnlyForItself) {
@@ -395,9 +423,9 @@ TEST_F(AccessEndToEnd, SighupRotatesTheCertificatesWithoutARestart) {
     }
   };
   install(TestPki::site());
-  ASSERT_NO_FATAL_FAILURE(
-      start({"--tls-cert", (dir / "server.pem").string(), "--tls-key",
-             (dir / "server.key").string(), "--tls-client-ca", (dir / "ca.pem").string()}));
+  ASSERT_NO_FATAL_FAILURE(start(
+      {"--tls-cert", (dir / "server.pem").string(), "--tls-key", (dir / "server.key").string(),
+       "--tls-client-ca", (dir / "ca.pem").string(), "--roster", TestPki::site().roster_file()}));
   // Clients that trust both sites' CAs for the server, each presenting one site's certificate.
   const std::string both =
       read(TestPki::site().dir() + "/ca.pem") + read(TestPki::other().dir() + "/ca.pem");

@@ -45,6 +45,14 @@ TestPki::TestPki(const std::string& name) {
   dir_ = pattern;
   run_pki("ca " + dir_);
   run_pki("server " + dir_);
+  std::ofstream roster(roster_file());
+  roster << "# The supervisors and admins the end-to-end tests act as.\n";
+  for (const char* principal :
+       {"supervisor/alice", "supervisor/bob", "supervisor/carol", "supervisor/dave",
+        "supervisor/ann", "supervisor/e2e", "supervisor/S1", "admin/e2e", "admin/ops", "admin/dev",
+        "admin/old", "admin/metrics"}) {
+    roster << principal << "\n";
+  }
 }
 
 TestPki::~TestPki() {
@@ -68,8 +76,8 @@ void TestPki::run_pki(const std::string& args) {
 }
 
 std::vector<std::string> TestPki::daemon_args() {
-  return {"--tls-cert",         dir_ + "/server.pem", "--tls-key",
-          dir_ + "/server.key", "--tls-client-ca",    dir_ + "/ca.pem"};
+  return {"--tls-cert",      dir_ + "/server.pem", "--tls-key", dir_ + "/server.key",
+          "--tls-client-ca", dir_ + "/ca.pem",     "--roster",  roster_file()};
 }
 
 void TestPki::make_client(const std::string& principal, bool expired) {

@@ -24,8 +24,11 @@ class TestPki {
 
   const std::string& dir() const { return dir_; }
 
-  // --tls-cert, --tls-key and --tls-client-ca for jackpotd.
+  // --tls-cert, --tls-key and --tls-client-ca for jackpotd, and --roster naming the supervisors
+  // and admins the tests act as (kTestRoster); supervisor/not-on-roster is not on it.
   std::vector<std::string> daemon_args();
+  // The roster file of daemon_args().
+  std::string roster_file() const { return dir_ + "/roster"; }
 
   // The credentials of `principal` ("table/T1"), its certificate made on first use; an expired
   // certificate when `expired` (another file, so both can exist). "" presents no certificate.

@@ -81,7 +81,7 @@ class CallAuthorizationTest : public testing::Test {
 fs::path* CallAuthorizationTest::dir_ = nullptr;
 
 TEST_F(CallAuthorizationTest, TheCertificateNamesTheCallerAndTheTableDecides) {
-  CallAuthorization authorization(ca("site"));
+  CallAuthorization authorization(ca("site"), std::nullopt);
   EXPECT_FALSE(authorization.plaintext_mode());
   const std::string table = pem("site/table-T1.pem");
   const std::string admin = pem("site/admin-ops.pem");
@@ -129,9 +129,31 @@ TEST_F(CallAuthorizationTest, TheCertificateNamesTheCallerAndTheTableDecides) {
   }
 }
 
+// A certificate the site CA issued for an admin the roster does not name is refused before its
+// method is looked at; one it names (case-folded) is served; tables are not on the roster.
+TEST_F(CallAuthorizationTest, AnAdminNotOnTheRosterIsRefused) {
+  const auto with = [&](const char* text) {
+    auto roster = Roster::parse(text);
+    EXPECT_TRUE(roster.ok()) << text;
+    return CallAuthorization(ca("site"), *roster);
+  };
+  CallAuthorization named = with("admin/OPS\n");
+  EXPECT_TRUE(named.decide(call(kListMeters, pem("site/admin-ops.pem")), now()).ok());
+  EXPECT_TRUE(named.decide(call(kOpenRound, pem("site/table-T1.pem")), now()).ok());
+  CallAuthorization unnamed = with("admin/ops-2\nsupervisor/ops\n");
+  for (const std::string_view method : {kListMeters, kOpenRound}) {
+    const auto refused = unnamed.decide(call(method, pem("site/admin-ops.pem")), now());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().reason, AccessRefusal::not_on_roster);
+    EXPECT_EQ(refused.error().detail.rfind("not_on_roster: 'admin/ops'", 0), 0U)
+        << refused.error().detail;
+  }
+  EXPECT_FALSE(unauthenticated(AccessRefusal::not_on_roster));
+}
+
 // A verdict kept for a connection's calls ends with the certificate and with the CA.
 TEST_F(CallAuthorizationTest, AKeptVerdictEndsWhenTheCertificateExpiresOrTheCaChanges) {
-  CallAuthorization authorization(ca("site"));
+  CallAuthorization authorization(ca("site"), std::nullopt);
   const std::string table = pem("site/table-T1.pem");
   ASSERT_TRUE(authorization.decide(call(kOpenRound, table), now()).ok());
   // ops/pki's client certificates last 825 days: a day after, the kept verdict does not serve.
@@ -150,7 +172,7 @@ TEST_F(CallAuthorizationTest, AKeptVerdictEndsWhenTheCertificateExpiresOrTheCaCh
 // A refusal is kept too (a client repeating a bad certificate costs one check a minute), and
 // what a client sends is bounded before any check.
 TEST_F(CallAuthorizationTest, RefusalsAreKeptAndWhatAClientSendsIsBounded) {
-  CallAuthorization authorization(ca("site"));
+  CallAuthorization authorization(ca("site"), std::nullopt);
   // Checked 30 s before it becomes valid: refused ("not yet valid"), and the refusal is kept for
   // a minute, past the moment a fresh check would pass.
   const std::string table = pem("site/table-T1.pem");
@@ -173,7 +195,7 @@ TEST_F(CallAuthorizationTest, RefusalsAreKeptAndWhatAClientSendsIsBounded) {
 }
 
 TEST_F(CallAuthorizationTest, PlaintextModeTakesThePrincipalTheCallNames) {
-  CallAuthorization authorization(std::nullopt);
+  CallAuthorization authorization(std::nullopt, std::nullopt);
   EXPECT_TRUE(authorization.plaintext_mode());
   const auto named = [&](std::string_view method, std::optional<std::string_view> principal) {
     return authorization.decide(CallFacts{method, "", {}, principal}, now());

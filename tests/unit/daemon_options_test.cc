@@ -305,8 +305,13 @@ TEST(DaemonOptions, ATransportMustBeChosen) {
   EXPECT_EQ(problem({}), tls);
   EXPECT_EQ(problem({"--tls-cert", "c.pem", "--tls-key", "k.pem"}), tls);
   EXPECT_EQ(problem({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-client-ca", "ca.pem"}),
+            "jackpotd serves mutual TLS to the supervisors and admins a roster names: give "
+            "--roster FILE (one principal a line, e.g. supervisor/ann, admin/ops-1)");
+  EXPECT_EQ(problem({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-client-ca", "ca.pem",
+                     "--roster", "roster"}),
             "");
   EXPECT_EQ(problem({"--plaintext", "on"}), "");
+  EXPECT_EQ(problem({"--plaintext", "on", "--roster", "roster"}), "");
   EXPECT_EQ(problem({"--plaintext", "on", "--tls-client-ca", "ca.pem"}),
             "--plaintext on and TLS files: give one or the other");
   EXPECT_EQ(
