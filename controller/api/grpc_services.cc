@@ -1378,6 +1378,9 @@ class SupervisorServiceImpl final : public SupervisorServiceBase {
                            : pb::ROUND_VOID_STATE_REQUESTED);
     response.set_reversed_micros(voided->reversed.micros());
     for (const PayoutId payout : voided->payouts) response.add_payout_ids(payout.value());
+    for (const PayoutId payout : voided->rejected) {
+      response.add_rejected_payout_ids(payout.value());
+    }
     response.set_requested_by(voided->supervisor);
     set_time(voided->time_us, *response.mutable_voided_time());
     return Status::OK;

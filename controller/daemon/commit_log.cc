@@ -1,5 +1,6 @@
 #include "controller/daemon/commit_log.h"
 
+#include <algorithm>
 #include <string>
 
 namespace jackpot {
@@ -30,6 +31,18 @@ const PayoutDecisionRecord* rejection_request(const Records& records, const Payo
   for (const PayoutDecisionRecord& decision : records.payout_decisions) {
     if (decision.payout == payout.id && decision.decision == PayoutDecision::reject) {
       return &decision;
+    }
+  }
+  return nullptr;
+}
+
+// The supervisor's void that asked to reject `payout` (it still waits), or nothing.
+const SupervisorVoidRecord* void_request(const Records& records, const Payout& payout) {
+  if (payout.state != PayoutState::pending) return nullptr;
+  for (const SupervisorVoidRecord& voided : records.supervisor_voids) {
+    if (std::find(voided.payouts.begin(), voided.payouts.end(), payout.id) !=
+        voided.payouts.end()) {
+      return &voided;
     }
   }
   return nullptr;
@@ -72,11 +85,10 @@ std::vector<LogEvent> commit_events(const Records& records) {
       events.push_back({LogLevel::warning,
                         "payout rejection requested; a second supervisor must decide",
                         std::move(fields)});
-    } else if (!payout_created(payout) && payout.state == PayoutState::pending &&
-               payout.approved_by.empty()) {
-      // Asked to reject by a supervisor's void of its round (the record names who and why).
+    } else if (const SupervisorVoidRecord* voided = void_request(records, payout)) {
       std::vector<LogField> fields = payout_fields(payout);
-      fields.push_back(text("by", payout.rejection_requested_by.back()));
+      fields.push_back(text("by", voided->supervisor));
+      fields.push_back(text("reason", voided->reason));
       events.push_back({LogLevel::warning,
                         "payout rejection requested by a void of its round; a second supervisor "
                         "must decide",

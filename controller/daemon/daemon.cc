@@ -11,6 +11,7 @@
 #include <grpcpp/support/server_interceptor.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -426,6 +427,17 @@ std::string join_principals(const std::vector<std::string>& principals) {
 std::optional<Roster> read_roster(const std::string& file, bool& failed) {
   failed = false;
   if (file.empty()) return std::nullopt;
+  // Whoever may write the roster decides who approves: not the group, not everyone.
+  struct stat status {};
+  if (::stat(file.c_str(), &status) == 0 && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(status.st_mode & 0777));
+    log_line("the roster " + file + " may be written by its group or by everyone (mode " + mode +
+                 "): make it writable by its owner only; not starting",
+             LogLevel::error);
+    failed = true;
+    return std::nullopt;
+  }
   std::ifstream in(file, std::ios::binary);
   std::string text(kMaxRosterBytes + 1, '\0');
   if (in) in.read(text.data(), static_cast<std::streamsize>(text.size()));
@@ -828,6 +840,24 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
                               static_cast<std::uint64_t>(floor_version)));
     log_line("floor " + options.floor_file + " on record as version " +
              std::to_string(floor_version));
+    // A decision already recorded by someone the roster does not name still counts towards the
+    // two-person rule: said, so that an operator reviews it before a second supervisor decides.
+    if (roster) {
+      for (const Payout& payout :
+           host->read([](const Engine& engine) { return engine.pending_payouts(); })) {
+        for (const auto* names : {&payout.approved_by, &payout.rejection_requested_by}) {
+          for (const std::string& name : *names) {
+            const auto decided_by = principal_from_common_name(name);
+            if (decided_by && roster->admits(*decided_by)) continue;
+            log_line("pending payout " + std::to_string(payout.id.value()) + " has a decision by " +
+                         name +
+                         ", who is not on the roster: review it before a second "
+                         "supervisor decides it",
+                     LogLevel::warning);
+          }
+        }
+      }
+    }
   }
   server->GetHealthCheckService()->SetServingStatus(true);
   metrics.set_start_time_now();
@@ -946,7 +976,9 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
       log_line("received SIGHUP: plaintext mode has no TLS files to read", LogLevel::warning);
     } else if (const auto reloaded = transport->reload(); reloaded.ok()) {
       metrics.count_tls_reload(true);
-      log_line("received SIGHUP: read the TLS files again; new connections use them");
+      log_line(
+          "received SIGHUP: read the TLS files again; new connections use them (the roster "
+          "is read at start only: restart jackpotd to apply an edit of it)");
     } else {
       metrics.count_tls_reload(false);
       log_line("received SIGHUP: " + reloaded.error() + "; the files in force stay");

@@ -29,6 +29,7 @@ pki_ensure() {
       supervisor/* | admin/*) grep -qxF "$principal" "$dir/roster" || echo "$principal" >>"$dir/roster" ;;
     esac
   done
+  chmod 600 "$dir/roster"  # jackpotd refuses a roster its group or everyone may write.
 }
 
 # jackpotd's mutual TLS flags for a directory pki_ensure made, one word each, with its roster;

@@ -247,6 +247,51 @@ TEST_F(AccessEndToEnd, ASupervisorOrAdminNotOnTheRosterIsRefused) {
   EXPECT_EQ(start[1].as<std::string>().size(), 64U);
 }
 
+// A roster that names no one it may, or that others may write, stops the start, naming why;
+// mutual TLS without one is a usage error.
+TEST_F(AccessEndToEnd, ARosterThatCannotBeTrustedStopsTheStart) {
+  const fs::path dir = fs::path(TestPki::site().dir()) / "rosters";
+  fs::create_directories(dir);
+  struct Case {
+    std::string what;
+    std::string text;
+    fs::perms mode;
+    std::string message;
+  };
+  const fs::perms owner = fs::perms::owner_read | fs::perms::owner_write;
+  const std::vector<Case> cases = {
+      {"group-writable", "supervisor/alice\n", owner | fs::perms::group_write,
+       "may be written by its group or by everyone (mode 620)"},
+      {"empty", "# nobody yet\n", owner, "the roster names no supervisor or admin"},
+      {"a table", "supervisor/alice\ntable/T1\n", owner,
+       "roster line 2: 'table/T1': only supervisors and admins"},
+      {"twice", "supervisor/alice\nsupervisor/ALICE\n", owner,
+       "'supervisor/ALICE' is on the roster already"},
+  };
+  std::vector<std::string> tls = TestPki::site().daemon_args();
+  tls.resize(tls.size() - 2);  // Without its --roster.
+  for (const Case& c : cases) {
+    const fs::path file = dir / "roster";
+    std::ofstream(file) << c.text;
+    fs::permissions(file, c.mode);
+    std::vector<std::string> args = {"--db",      database_.dsn(), "--listen", "127.0.0.1:0",
+                                     "--metrics", "off",           "--floor",  floor_,
+                                     "--roster",  file.string()};
+    args.insert(args.end(), tls.begin(), tls.end());
+    DaemonProcess daemon(args);
+    EXPECT_EQ(daemon.wait_for_exit(20s), 1) << c.what;
+    EXPECT_NE(daemon.stderr_text().find(c.message), std::string::npos)
+        << c.what << ": " << daemon.stderr_text();
+  }
+  std::vector<std::string> args = {"--db",      database_.dsn(), "--listen", "127.0.0.1:0",
+                                   "--metrics", "off",           "--floor",  floor_};
+  args.insert(args.end(), tls.begin(), tls.end());
+  DaemonProcess without(args);
+  EXPECT_EQ(without.wait_for_exit(20s), 2);
+  EXPECT_NE(without.stderr_text().find("give --roster FILE"), std::string::npos)
+      << without.stderr_text();
+}
+
 // A table's certificate acts for its own table only: another table's round or link status
 // stream is PERMISSION_DENIED and changes nothing; the other table then plays its own round.
 TEST_F(AccessEndToEnd, ATableActsOnlyForItself) {

@@ -13,6 +13,7 @@
 #include <pqxx/pqxx>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "jackpot/v1/supervisor.grpc.pb.h"
@@ -223,6 +224,23 @@ TEST_F(SupervisorVoidEndToEnd, TwoSupervisorsVoidAHitRoundAndTheTableSeesItVoide
   const grpc::Status again = supervisor_void(*ann_, "v-ann-2", round, "misdeal");
   EXPECT_EQ(again.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(again.error_message().find("already_approved"), std::string::npos);
+
+  // The refusal is on the audit trail, within moments (a queue of its own writes it).
+  {
+    auto connection = database_.connect();
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    int refused = 0;
+    while (refused == 0 && std::chrono::steady_clock::now() < deadline) {
+      pqxx::read_transaction tx(*connection);
+      refused = tx.exec1(
+                      "SELECT count(*) FROM audit_log WHERE action = 'round.void_refused' "
+                      "AND principal = 'supervisor/ann' AND detail->>'request_id' = 'v-ann-2' "
+                      "AND detail->>'refusal' = 'already_approved'")[0]
+                    .as<int>();
+      if (refused == 0) std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_EQ(refused, 1);
+  }
 
   pb::SupervisorVoidRoundResponse voided;
   ASSERT_TRUE(supervisor_void(*bob_, "v-bob", round, "misdeal", &voided).ok());

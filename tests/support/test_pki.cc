@@ -53,6 +53,9 @@ TestPki::TestPki(const std::string& name) {
         "admin/old", "admin/metrics"}) {
     roster << principal << "\n";
   }
+  roster.close();
+  // jackpotd refuses a roster its group or everyone may write, whatever the umask.
+  fs::permissions(roster_file(), fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TestPki::~TestPki() {

@@ -25,7 +25,7 @@ class TestPki {
   const std::string& dir() const { return dir_; }
 
   // --tls-cert, --tls-key and --tls-client-ca for jackpotd, and --roster naming the supervisors
-  // and admins the tests act as (kTestRoster); supervisor/not-on-roster is not on it.
+  // and admins the tests act as (test_pki.cc lists them; supervisor/mallory is not on it).
   std::vector<std::string> daemon_args();
   // The roster file of daemon_args().
   std::string roster_file() const { return dir_ + "/roster"; }

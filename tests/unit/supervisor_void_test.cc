@@ -174,6 +174,10 @@ TEST(SupervisorVoid, VoidsAHitRoundRejectingItsPayoutAndRefundingItsContribution
   ASSERT_TRUE(table_void.ok());
   EXPECT_EQ(table_void->reversed, usd("9.30"));
   EXPECT_TRUE(after.empty());
+  const auto other_reason =
+      floor.engine->void_round({TableId("T"), RoundId(round), "dealer error"}, after);
+  ASSERT_FALSE(other_reason.ok());
+  EXPECT_EQ(other_reason.error().code, EngineError::replay_differs);
 
   // A repeat answers the first answer; the same id for anything else is refused.
   const auto again = floor.supervisor_void("v-1", round, "supervisor/ann", after);
@@ -420,6 +424,22 @@ TEST(SupervisorVoid, BadRequestsAreRefusedInOrderAndChangeNothing) {
     EXPECT_TRUE(out.empty());
     EXPECT_EQ(state_of(floor), before);
   }
+}
+
+TEST(SupervisorVoid, AnOpenRoundIsVoidedWithNothingToRefund) {
+  Floor floor(must_hit_by_floor(TriggerMode::at_amount, "0.00", nullptr));
+  Records out;
+  ASSERT_TRUE(floor.engine->open_round({TableId("T"), RoundId(1)}, out));
+  Records voiding;
+  const auto voided = floor.supervisor_void("v-1", 1, "supervisor/ann", voiding);
+  ASSERT_TRUE(voided.ok()) << voided.error().message;
+  EXPECT_EQ(voided->outcome, SupervisorVoidOutcome::voided);
+  EXPECT_EQ(voided->reversed, Money());
+  EXPECT_TRUE(voiding.transfers.empty());
+  ASSERT_EQ(voiding.rounds.size(), 1U);
+  EXPECT_EQ(voiding.rounds[0].voided_from, RoundPhase::open);
+  // The table's next round opens as after its own void.
+  EXPECT_TRUE(floor.engine->open_round({TableId("T"), RoundId(2)}, out).ok());
 }
 
 TEST(SupervisorVoid, ARoundWithoutAHitIsVoidedAsTheTableWouldAndSurvivesASnapshot) {
