@@ -1170,7 +1170,8 @@ class Simulation {
   // often exactly to the value its point was drawn above, or a cent past it (refused), so that
   // the rules that keep the point secret are tried at their edge.
   void adjust() {
-    const SimLink& link = floor_.links[choose_.below(floor_.links.size())];
+    // A copy: a restart while the command is retried may replace the floor.
+    const SimLink link = floor_.links[choose_.below(floor_.links.size())];
     const auto level =
         static_cast<std::uint32_t>(choose_.chance(700) ? 2 : 1 + choose_.below(link.levels.size()));
     const auto [meter, above] = host_->read([&](const Engine& e) {
