@@ -578,7 +578,9 @@ std::string daemon_usage() {
       "                             flags override the file\n";
   for (const Option& option : kOptions) {
     std::string left = "  --" + std::string(option.name) + " " + std::string(option.value_name);
-    left.resize(29, ' ');
+    // A name too long for the column goes on a line of its own, its help under it.
+    if (left.size() >= 29) left += "\n";
+    left.resize(left.back() == '\n' ? left.size() + 29 : 29, ' ');
     // A help text's line breaks continue under its first line.
     std::string help;
     for (const char c : option.help)

@@ -162,7 +162,7 @@ std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us
     line += '}';
     return line;
   }
-  line = "jackpotd: ";
+  line = utc_time(unix_us) + " jackpotd: ";
   if (event.level != LogLevel::info) line += std::string(to_string(event.level)) + ": ";
   plain_text(event.message, line);
   if (!event.fields.empty()) {

@@ -30,10 +30,11 @@ struct LogEvent {
   std::vector<LogField> fields;
 };
 
-// The event's line, without its newline. Text: "jackpotd: LEVEL: MESSAGE (key=value, ...)" with
-// the level left out for info, values containing spaces, quotes or control characters quoted.
-// JSON: {"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"...","key":value,...},
-// every string escaped, numbers bare. `unix_us` is the event's time (JSON only).
+// The event's line, without its newline. Text: "2026-12-03T06:20:00.123456Z jackpotd: LEVEL:
+// MESSAGE (key=value, ...)" (the time in UTC) with the level left out for info, values containing
+// spaces, quotes or control characters quoted. JSON:
+// {"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"...","key":value,...}, every
+// string escaped, numbers bare. `unix_us` is the event's time.
 std::string render(const LogEvent& event, LogFormat format, std::int64_t unix_us);
 
 // Writes the event to stderr in the process's format (text until set_log_format), one line, whole

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -160,7 +161,19 @@ TEST(DaemonOptions, HelpAndVersionDoNotNeedTheDatabase) {
   EXPECT_NE(daemon_usage().find("--shutdown-grace-ms"), std::string::npos);
   // Every line fits a terminal.
   std::istringstream lines(daemon_usage());
-  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100U) << line;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 100U) << line;
+    // An option's name and value stand apart from its help, which starts at column 29 (a name too
+    // long for the column stands alone, "  --name VALUE", its help on the next line).
+    if (line.rfind("  --", 0) != 0) continue;
+    const bool name_alone = std::count(line.begin() + 2, line.end(), ' ') == 1;
+    if (!name_alone) {
+      ASSERT_GT(line.size(), 29U) << line;
+      EXPECT_EQ(line.substr(27, 2), "  ") << line;
+    }
+  }
+  EXPECT_NE(daemon_usage().find("  --audit-anchor-interval-s N\n" + std::string(29, ' ') + "how"),
+            std::string::npos);
 }
 
 TEST(DaemonOptions, RefusesBadFlags) {

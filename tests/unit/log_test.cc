@@ -33,31 +33,33 @@ INSTANTIATE_TEST_SUITE_P(
         RenderCase{
             "InfoWithoutFields",
             {LogLevel::info, "loaded 61 paytables", {}},
-            "jackpotd: loaded 61 paytables",
+            "2026-12-03T06:20:00.123456Z jackpotd: loaded 61 paytables",
             R"({"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"loaded 61 paytables"})"},
         RenderCase{
             "ErrorWithIds",
             {LogLevel::error,
              "progressive hit",
              {{"table", "HUH-1"}, {"round", "57", true}, {"payout", "17", true}}},
-            "jackpotd: error: progressive hit (table=HUH-1, round=57, payout=17)",
+            "2026-12-03T06:20:00.123456Z jackpotd: error: progressive hit (table=HUH-1, round=57, "
+            "payout=17)",
             R"({"time":"2026-12-03T06:20:00.123456Z","level":"error","message":"progressive hit","table":"HUH-1","round":57,"payout":17})"},
         RenderCase{
             "FreeTextIsQuotedAndEscaped",
             {LogLevel::warning,
              "round voided",
              {{"reason", "card \"flashed\"\nat seat 3"}, {"by", ""}}},
-            R"(jackpotd: warning: round voided (reason="card \"flashed\"\nat seat 3", by=""))",
+            R"(2026-12-03T06:20:00.123456Z jackpotd: warning: round voided (reason="card \"flashed\"\nat seat 3", by=""))",
             R"({"time":"2026-12-03T06:20:00.123456Z","level":"warning","message":"round voided","reason":"card \"flashed\"\nat seat 3","by":""})"},
         RenderCase{
             "ControlCharactersAreEscaped",
             {LogLevel::info, "a\x01z\\", {{"k", "tab\there"}}},
             // The message's control characters escaped too: no text can start a line of its own.
-            R"(jackpotd: a\u0001z\ (k="tab\there"))",
+            R"(2026-12-03T06:20:00.123456Z jackpotd: a\u0001z\ (k="tab\there"))",
             R"({"time":"2026-12-03T06:20:00.123456Z","level":"info","message":"a\u0001z\\","k":"tab\there"})"},
         RenderCase{"Utf8IsKeptAndOtherBytesReplaced",
                    {LogLevel::error, "cannot read /tmp/caf\xc3\xa9/\xff\xfe.txt", {}},
-                   "jackpotd: error: cannot read /tmp/caf\xc3\xa9/\xff\xfe.txt",
+                   "2026-12-03T06:20:00.123456Z jackpotd: error: cannot read "
+                   "/tmp/caf\xc3\xa9/\xff\xfe.txt",
                    "{\"time\":\"2026-12-03T06:20:00.123456Z\",\"level\":\"error\",\"message\":"
                    "\"cannot read /tmp/caf\xc3\xa9/\\ufffd\\ufffd.txt\"}"}),
     [](const auto& test) { return std::string(test.param.name); });
@@ -79,7 +81,10 @@ Payout payout(AwardKind kind, PayoutState state) {
 std::vector<std::string> lines(const Records& records) {
   std::vector<std::string> out;
   for (const LogEvent& event : commit_events(records)) {
-    out.push_back(render(event, LogFormat::text, kTime));
+    // Each line starts with its time, the same for all here.
+    std::string line = render(event, LogFormat::text, kTime);
+    EXPECT_EQ(line.rfind("2026-12-03T06:20:00.123456Z ", 0), 0U) << line;
+    out.push_back(line.substr(line.find(' ') + 1));
   }
   return out;
 }
