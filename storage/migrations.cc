@@ -11,7 +11,6 @@ namespace jackpot::storage {
 namespace {
 
 // Serialises schema changes between daemons; an arbitrary constant ("jpmg" in ASCII).
-constexpr long long kMigrationLockKey = 0x6a706d67;
 
 struct Applied {
   std::string name;
@@ -52,17 +51,36 @@ const std::vector<Migration>& embedded_migrations() {
 
 std::string sha256_hex(std::string_view text) { return to_hex(sha256(text)); }
 
+static MigrationReport apply_migrations_once(pqxx::connection& connection,
+                                             const std::vector<Migration>& migrations);
+
 MigrationReport apply_migrations(pqxx::connection& connection,
                                  const std::vector<Migration>& migrations) {
   check_order(migrations);
+  // Two daemons starting on an empty database both create schema_migrations: the second waits for
+  // the first's commit, is refused (the name is taken) and tries once more, finding it there.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return apply_migrations_once(connection, migrations);
+    } catch (const pqxx::unique_violation&) {
+      if (attempt == 2) throw;
+    }
+  }
+}
+
+static MigrationReport apply_migrations_once(pqxx::connection& connection,
+                                             const std::vector<Migration>& migrations) {
   pqxx::work tx(connection, "apply_migrations");
-  tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
   tx.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations ("
       " version integer PRIMARY KEY CHECK (version > 0),"
       " name text NOT NULL,"
       " sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),"
       " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+  // Two daemons starting at once migrate one after the other. The lock is one that only a role
+  // that may change schema_migrations can take (an advisory lock, which any role that connects
+  // may take, let a read-only role hold every start back; #33).
+  tx.exec("LOCK TABLE schema_migrations IN SHARE ROW EXCLUSIVE MODE");
   const std::map<int, Applied> applied = read_applied(tx);
 
   if (!applied.empty() && applied.rbegin()->first > static_cast<int>(migrations.size())) {

@@ -31,7 +31,8 @@ struct MigrationReport {
 };
 
 // Applies every migration not yet recorded in the schema_migrations table, all in one
-// transaction under an advisory lock (so two daemons starting at once cannot interleave), and
+// transaction under a lock on schema_migrations that only jackpotd's own role may take (so two
+// daemons starting at once cannot interleave, and no other role can hold a start back), and
 // records each with the SHA-256 of its text. Throws MigrationError, leaving the database
 // unchanged, when a migration fails, when an applied migration's text has changed since, or when
 // the database records a version this binary does not know (it was migrated by a newer one).

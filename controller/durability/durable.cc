@@ -115,20 +115,16 @@ std::chrono::milliseconds PostgresDurability::query_deadline() const {
   return 2 * options_.query_timeout;
 }
 
-// Who holds the floor's lock, for the refusal's message.
+// Who holds the floor (floor_owner), for the refusal's message.
 std::string PostgresDurability::holder_of_the_lock() {
   try {
     auto db = storage::connect(dsn_, limits_, "jackpotd-lock-check");
     auto guard = storage::DatabaseWaits::instance().guard(*db, query_deadline());
     pqxx::nontransaction tx(*db, "lock_holder");
-    const auto rows = tx.exec_params(
-        "SELECT l.pid, coalesce(a.application_name, ''), coalesce(a.client_addr::text, 'local'), "
-        "coalesce(a.backend_start::text, '?') FROM pg_locks l LEFT JOIN pg_stat_activity a "
-        "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.database = "
-        "(SELECT oid FROM pg_database WHERE datname = current_database()) "
-        "AND l.classid::bigint = ($1::bigint >> 32) AND l.objid::bigint = ($1::bigint & "
-        "4294967295) AND l.objsubid = 1",
-        kFloorLockKey);
+    const auto rows = tx.exec(
+        "SELECT backend_pid, application_name, client_addr, backend_start::text FROM floor_owner "
+        "o WHERE EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = o.backend_pid AND "
+        "a.backend_start = o.backend_start)");
     if (rows.empty()) return "a session that has just ended";
     return "server process " + rows[0][0].as<std::string>() + ", application_name '" +
            rows[0][1].as<std::string>() + "', client " + rows[0][2].as<std::string>() +
@@ -149,29 +145,44 @@ storage::CommitConnection& PostgresDurability::committer() {
             ";\nSET lock_timeout = " + std::to_string(options_.commit_timeout.count()) +
             ";\nSELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid();",
         answer_deadline());
-    // Only the session that commits may hold the floor's lock: a lock on a session of its own
-    // could outlive this one's server process, or this one outlive it, and a second daemon
-    // could then commit beside a session still committing.
-    // A daemon killed in the middle of a commit leaves its server process holding the lock
-    // until that statement ends (within the commit timeout) and it finds its client gone; a
-    // restart waits that long before it takes the holder for a live daemon.
-    const auto give_up_at =
-        std::chrono::steady_clock::now() + options_.commit_timeout + std::chrono::seconds(1);
-    while (fresh->exec("SELECT pg_try_advisory_lock(" + std::to_string(kFloorLockKey) + ")::text",
-                       answer_deadline()) != "true") {
-      if (std::chrono::steady_clock::now() >= give_up_at ||
-          storage::DatabaseWaits::instance().aborted()) {
-        throw FloorLocked("another jackpotd holds this database's floor lock (" +
-                          holder_of_the_lock() +
-                          "): two daemons must never write one floor; not serving while it does");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    floor_token_.clear();
     enum_oids_.clear();  // Looked up at the first commit, once the schema is there.
     backend_ = Backend{fresh->backend_pid(), started};
     committer_ = std::move(fresh);
   }
+  if (floor_token_.empty()) claim_floor(*committer_);
   return *committer_;
+}
+
+// Only the session that commits may hold the floor: a claim by a session of its own could outlive
+// this one's server process, or this one outlive it, and a second daemon could then commit beside
+// a session still committing. The floor is the row floor_owner (migration 0025), claimed when its
+// holder's session is gone, its token kept in this session, which every commit mark checks; only
+// jackpotd's own role may lock or change it. A schema older than that (a first start, before its
+// migrations) has nothing to claim yet: the claim is made once they ran, before the state is read.
+void PostgresDurability::claim_floor(storage::CommitConnection& session) {
+  if (session.exec("SELECT (to_regprocedure('jackpot_claim_floor()') IS NOT NULL)::text",
+                   answer_deadline()) != "true") {
+    return;
+  }
+  // A daemon killed in the middle of a commit leaves its server process alive until that
+  // statement ends (within the commit timeout) and it finds its client gone; a restart waits that
+  // long before it takes the holder for a live daemon.
+  const auto give_up_at =
+      std::chrono::steady_clock::now() + options_.commit_timeout + std::chrono::seconds(1);
+  std::string token;
+  while (
+      (token = session.exec("SELECT coalesce(jackpot_claim_floor()::text, '')", answer_deadline()))
+          .empty()) {
+    if (std::chrono::steady_clock::now() >= give_up_at ||
+        storage::DatabaseWaits::instance().aborted()) {
+      throw FloorLocked("another jackpotd holds this database's floor lock (" +
+                        holder_of_the_lock() +
+                        "): two daemons must never write one floor; not serving while it does");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  floor_token_ = token;
 }
 
 // A commit whose answer never came (the connection broke, or the commit timed out on our side)
@@ -250,6 +261,9 @@ std::vector<std::string> PostgresDurability::check_mark() {
 }
 
 void PostgresDurability::write_mark(pqxx::work& tx) {
+  // Written by the recovery session, in the name of the commit session's claim of the floor.
+  committer();
+  tx.exec_params("SELECT set_config('jackpot.floor_token', $1, true)", floor_token_);
   tx.exec_params("INSERT INTO commit_marks (batch) VALUES ($1)",
                  static_cast<std::int64_t>(mark_->batch + 1));
 }

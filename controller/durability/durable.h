@@ -21,11 +21,11 @@
 
 namespace jackpot {
 
-// The advisory lock that makes one daemon the only writer of a database's floor: taken by the
-// session that commits, held as long as it lives.
-inline constexpr std::int64_t kFloorLockKey = 0x6a61636b706f7464;  // "jackpotd"
+// One daemon is the only writer of a database's floor: its commit session claims the row
+// floor_owner (migration 0025) when no live session holds it, and every commit mark checks the
+// session's token. Only jackpotd's own role may lock or change that row.
 
-// Another daemon holds the floor's lock.
+// Another daemon holds the floor.
 class FloorLocked : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -55,7 +55,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
                      Clock& clock, RandomSource& random, DurabilityOptions options = {});
   ~PostgresDurability() override;
 
-  // Opens the commit session and takes the floor's advisory lock, before the daemon writes
+  // Opens the commit session and claims the floor (floor_owner), before the daemon writes
   // anything; throws FloorLocked (naming the holder) when another daemon has it, ConnectError
   // when the database cannot be reached, and std::runtime_error for an unreadable state file.
   void claim();
@@ -89,6 +89,9 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
  private:
   pqxx::connection& connection();
   storage::CommitConnection& committer();
+  // Claims the floor for `session` (floor_owner), waiting out a holder that may be ending; throws
+  // FloorLocked when another live session holds it. Nothing when the schema has no floor_owner yet.
+  void claim_floor(storage::CommitConnection& session);
   std::chrono::milliseconds answer_deadline() const;
   std::chrono::milliseconds query_deadline() const;
   Result<std::unique_ptr<Engine>, std::vector<std::string>> rebuild();
@@ -123,6 +126,7 @@ class PostgresDurability final : public Durability, public ReconciliationSource 
   };
   std::optional<Backend> backend_;
   std::map<std::string, std::uint32_t> enum_oids_;  // On committer_'s database, by type name.
+  std::string floor_token_;  // The commit session's claim of the floor (floor_owner.token).
   std::optional<Backend> orphan_;
   void end_orphan();
   // The gathering batch's rows, and the sealed batch's that commit() sends; each with the

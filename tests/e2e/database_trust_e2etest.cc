@@ -321,7 +321,15 @@ TEST(DatabaseTrust, ACommitMarkThatDoesNotFollowTheLastOneIsRefused) {
                  pqxx::failure)
         << batch;
   }
+  {
+    // The next number, but from a session that does not hold the floor (floor_owner, #33).
+    pqxx::work tx(*connection);
+    EXPECT_THROW(
+        tx.exec("INSERT INTO commit_marks (batch) VALUES (" + std::to_string(last + 1) + ")"),
+        pqxx::failure);
+  }
   pqxx::work tx(*connection);
+  tx.exec("SELECT set_config('jackpot.floor_token', (SELECT token::text FROM floor_owner), true)");
   tx.exec("INSERT INTO commit_marks (batch) VALUES (" + std::to_string(last + 1) + ")");
   tx.commit();
   unlink(floor.c_str());
