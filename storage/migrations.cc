@@ -10,8 +10,6 @@
 namespace jackpot::storage {
 namespace {
 
-// Serialises schema changes between daemons; an arbitrary constant ("jpmg" in ASCII).
-
 struct Applied {
   std::string name;
   std::string sha256;

@@ -124,7 +124,7 @@ std::string PostgresDurability::holder_of_the_lock() {
     const auto rows = tx.exec(
         "SELECT backend_pid, application_name, client_addr, backend_start::text FROM floor_owner "
         "o WHERE EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = o.backend_pid AND "
-        "a.backend_start = o.backend_start)");
+        "(a.backend_start IS NULL OR a.backend_start = o.backend_start))");
     if (rows.empty()) return "a session that has just ended";
     return "server process " + rows[0][0].as<std::string>() + ", application_name '" +
            rows[0][1].as<std::string>() + "', client " + rows[0][2].as<std::string>() +
@@ -161,15 +161,34 @@ storage::CommitConnection& PostgresDurability::committer() {
 // jackpotd's own role may lock or change it. A schema older than that (a first start, before its
 // migrations) has nothing to claim yet: the claim is made once they ran, before the state is read.
 void PostgresDurability::claim_floor(storage::CommitConnection& session) {
-  if (session.exec("SELECT (to_regprocedure('jackpot_claim_floor()') IS NOT NULL)::text",
-                   answer_deadline()) != "true") {
-    return;
-  }
   // A daemon killed in the middle of a commit leaves its server process alive until that
   // statement ends (within the commit timeout) and it finds its client gone; a restart waits that
   // long before it takes the holder for a live daemon.
   const auto give_up_at =
       std::chrono::steady_clock::now() + options_.commit_timeout + std::chrono::seconds(1);
+  if (session.exec("SELECT (to_regprocedure('jackpot_claim_floor()') IS NOT NULL)::text",
+                   answer_deadline()) != "true") {
+    // A schema from before: a jackpotd of that time holds the floor by the advisory lock its
+    // commit session took (only one of jackpotd's own role counts: anyone may take the key).
+    const std::string held =
+        "SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE "
+        "l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.database = (SELECT oid "
+        "FROM pg_database WHERE datname = current_database()) AND l.classid::bigint = (" +
+        std::to_string(kLegacyFloorLockKey) + "::bigint >> 32) AND l.objid::bigint = (" +
+        std::to_string(kLegacyFloorLockKey) +
+        "::bigint & 4294967295) AND a.usename = "
+        "current_user AND a.pid <> pg_backend_pid())::text";
+    while (session.exec(held, answer_deadline()) == "true") {
+      if (std::chrono::steady_clock::now() >= give_up_at ||
+          storage::DatabaseWaits::instance().aborted()) {
+        throw FloorLocked(
+            "another jackpotd (of an earlier version) holds this database's floor lock: two "
+            "daemons must never write one floor; not serving while it does");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return;
+  }
   std::string token;
   while (
       (token = session.exec("SELECT coalesce(jackpot_claim_floor()::text, '')", answer_deadline()))

@@ -25,6 +25,10 @@ namespace jackpot {
 // floor_owner (migration 0025) when no live session holds it, and every commit mark checks the
 // session's token. Only jackpotd's own role may lock or change that row.
 
+// The advisory lock by which a jackpotd older than migration 0025 held the floor: a start on such a
+// schema refuses while a session of jackpotd's own role holds it.
+inline constexpr std::int64_t kLegacyFloorLockKey = 0x6a61636b706f7464;  // "jackpotd"
+
 // Another daemon holds the floor.
 class FloorLocked : public std::runtime_error {
  public:

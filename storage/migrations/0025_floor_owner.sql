@@ -21,7 +21,23 @@ CREATE TABLE floor_owner (
 -- Token 0: nobody has claimed the floor yet; the row always exists, so claims queue on its lock.
 INSERT INTO floor_owner VALUES (true, 0, 0, '-infinity', '', '', '-infinity');
 REVOKE ALL ON floor_owner FROM PUBLIC;
--- Its one row changes with each claim; it is never removed.
+-- Nor a role that default privileges (ALTER DEFAULT PRIVILEGES) granted the new table to: one
+-- that may UPDATE could lock the row and hold every claim (as 0022 does for the points).
+DO $$
+DECLARE
+  grantee text;
+BEGIN
+  FOR grantee IN
+    SELECT DISTINCT g.grantee::regrole::text
+    FROM pg_class c, aclexplode(c.relacl) g
+    WHERE c.oid = 'floor_owner'::regclass AND g.grantee <> c.relowner AND g.grantee <> 0
+  LOOP
+    EXECUTE format('REVOKE ALL ON floor_owner FROM %s', grantee);
+  END LOOP;
+END
+$$;
+-- Its one row changes with each claim; it is never removed (the refusal says append-only: no
+-- change of that kind).
 CREATE TRIGGER floor_owner_kept BEFORE DELETE ON floor_owner
   FOR EACH ROW EXECUTE FUNCTION jackpot_forbid_change();
 CREATE TRIGGER floor_owner_no_truncate BEFORE TRUNCATE ON floor_owner
@@ -37,9 +53,11 @@ BEGIN
   SELECT pid, backend_start, coalesce(application_name, '') AS application_name,
          coalesce(client_addr::text, 'local') AS client_addr
     INTO mine FROM pg_stat_activity WHERE pid = pg_backend_pid();
+  -- A session of another role shows no start (pg_stat_activity hides it): taken for alive.
   IF held.backend_pid <> mine.pid AND EXISTS (
        SELECT FROM pg_stat_activity a
-       WHERE a.pid = held.backend_pid AND a.backend_start = held.backend_start) THEN
+       WHERE a.pid = held.backend_pid
+         AND (a.backend_start IS NULL OR a.backend_start = held.backend_start)) THEN
     RETURN NULL;  -- Another live session holds the floor.
   END IF;
   UPDATE floor_owner
@@ -51,12 +69,27 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION jackpot_claim_floor() FROM PUBLIC;
+DO $$
+DECLARE
+  grantee text;
+BEGIN
+  FOR grantee IN
+    SELECT DISTINCT g.grantee::regrole::text
+    FROM pg_proc p, aclexplode(p.proacl) g
+    WHERE p.oid = 'jackpot_claim_floor()'::regprocedure AND g.grantee <> p.proowner
+      AND g.grantee <> 0
+  LOOP
+    EXECUTE format('REVOKE ALL ON FUNCTION jackpot_claim_floor() FROM %s', grantee);
+  END LOOP;
+END
+$$;
 
 CREATE FUNCTION jackpot_floor_owned() RETURNS trigger
 LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 BEGIN
+  -- FOR SHARE: a claim waits for a batch in flight, and a batch after a claim sees its token.
   IF current_setting('jackpot.floor_token', true) IS DISTINCT FROM
-     (SELECT token::text FROM floor_owner) THEN
+     (SELECT token::text FROM floor_owner FOR SHARE) THEN
     RAISE EXCEPTION 'floor_not_owned: this session does not hold the floor (floor_owner): '
                     'another jackpotd claimed it, or this one never did'
       USING ERRCODE = 'object_not_in_prerequisite_state';

@@ -98,7 +98,7 @@ TEST(FloorOwner, AReadOnlyRoleCannotHoldTheFloorDown) {
   const std::vector<Paytable> paytables = std::move(load_paytables(embedded_paytables())).value();
   PostgresDurability durability(database.dsn(), floor_config(), paytables, clock, random);
   ASSERT_NO_THROW(durability.claim());
-  storage::apply_migrations(*control);  // A start migrates with the reporter's reads open.
+  storage::apply_migrations(*control);  // Checked again at a start, the reporter reading.
   auto opened = durability.open();
   ASSERT_TRUE(opened.ok()) << opened.error().front();
   EngineHost host(std::move(opened).value(), &durability);
@@ -112,6 +112,16 @@ TEST(FloorOwner, AReadOnlyRoleCannotHoldTheFloorDown) {
     auto other = database.connect();
     pqxx::nontransaction tx(*other);
     EXPECT_TRUE(tx.exec1("SELECT jackpot_claim_floor()")[0].is_null());
+  }
+  // Nor by a session of another role that was granted the claim: the owner's start is hidden
+  // from it (pg_stat_activity), and a hidden start is taken for a live session.
+  {
+    pqxx::nontransaction tx(*control);
+    tx.exec("GRANT SELECT, UPDATE ON floor_owner TO " + reporter);
+    tx.exec("GRANT EXECUTE ON FUNCTION jackpot_claim_floor() TO " + reporter);
+    pqxx::connection other(database.dsn() + " user=" + reporter);
+    pqxx::nontransaction claim(other);
+    EXPECT_TRUE(claim.exec1("SELECT jackpot_claim_floor()")[0].is_null());
   }
   // A session without the floor's token writes no commit mark (the fence every batch passes).
   {
