@@ -100,6 +100,8 @@ std::string_view to_string(AccessRefusal refusal) {
       return "acts_for_another";
     case AccessRefusal::not_on_roster:
       return "not_on_roster";
+    case AccessRefusal::certificate_revoked:
+      return "certificate_revoked";
   }
   return "?";
 }
@@ -109,6 +111,7 @@ bool unauthenticated(AccessRefusal refusal) {
     case AccessRefusal::no_certificate:
     case AccessRefusal::certificate_untrusted:
     case AccessRefusal::not_a_principal:
+    case AccessRefusal::certificate_revoked:
       return true;
     case AccessRefusal::role_not_allowed:
     case AccessRefusal::unknown_method:

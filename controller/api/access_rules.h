@@ -61,6 +61,7 @@ enum class AccessRefusal : std::uint8_t {
   no_certificate,         // UNAUTHENTICATED: the caller presented no client certificate.
   certificate_untrusted,  // UNAUTHENTICATED: not the site CA's, expired, or not for clients.
   not_a_principal,        // UNAUTHENTICATED: the certificate's common name names no principal.
+  certificate_revoked,    // UNAUTHENTICATED: the site revoked the certificate (revocations.h).
   role_not_allowed,       // PERMISSION_DENIED: the caller's role may not call the method.
   unknown_method,         // PERMISSION_DENIED: a method no role may call.
   acts_for_another,       // PERMISSION_DENIED: a table (or sign) naming another one in its request.
@@ -78,7 +79,7 @@ inline constexpr std::array kAccessRefusals = {
     AccessRefusal::no_certificate,  AccessRefusal::certificate_untrusted,
     AccessRefusal::not_a_principal, AccessRefusal::role_not_allowed,
     AccessRefusal::unknown_method,  AccessRefusal::acts_for_another,
-    AccessRefusal::not_on_roster};
+    AccessRefusal::not_on_roster,   AccessRefusal::certificate_revoked};
 
 // Whether `principal` may call `method`; nothing when it may.
 std::optional<AccessRefusal> method_refusal(const Principal& principal, std::string_view method);

@@ -39,6 +39,12 @@ void CallAuthorization::replace_site_ca(ClientCertificates site_ca) {
   verdicts_.clear();
 }
 
+void CallAuthorization::replace_revocations(Revocations revoked) {
+  auto replacement = std::make_shared<const Revocations>(std::move(revoked));
+  const std::lock_guard lock(mutex_);
+  revoked_ = std::move(replacement);
+}
+
 Result<CertifiedPrincipal, CertificateRefusal> CallAuthorization::certified(
     const CallFacts& call, std::int64_t unix_seconds) {
   if (call.certificate_pem.empty()) {
@@ -113,6 +119,17 @@ Result<Principal, CallRefusal> CallAuthorization::decide(const CallFacts& call,
   } else {
     auto verdict = certified(call, unix_seconds);
     if (!verdict.ok()) return CallRefusal{verdict.error().reason, verdict.error().detail};
+    std::shared_ptr<const Revocations> revoked;
+    {
+      const std::lock_guard lock(mutex_);
+      revoked = revoked_;
+    }
+    if (revoked && revoked->revoked(verdict->fingerprint_hex)) {
+      return CallRefusal{AccessRefusal::certificate_revoked,
+                         "certificate_revoked: this certificate of " +
+                             quote_prefix(to_string(verdict->principal)) +
+                             " was revoked by the site (sha256:" + verdict->fingerprint_hex + ")"};
+    }
     caller = std::move(verdict->principal);
   }
   if (roster_ && !roster_->admits(caller)) {

@@ -27,6 +27,7 @@
 
 #include "controller/api/access_rules.h"
 #include "controller/api/client_certificates.h"
+#include "controller/api/revocations.h"
 #include "controller/api/roster.h"
 #include "meters/result.h"
 
@@ -64,6 +65,10 @@ class CallAuthorization {
   // are dropped. Not for plaintext mode.
   void replace_site_ca(ClientCertificates site_ca);
 
+  // Refuses every call from now on that presents a certificate `revoked` lists (UNAUTHENTICATED
+  // certificate_revoked, checked on every call, kept verdicts or not). None at first.
+  void replace_revocations(Revocations revoked);
+
   bool plaintext_mode() const { return plaintext_; }
 
   // The most PEM a client's certificate and chain may hold together, and the most certificates.
@@ -90,6 +95,7 @@ class CallAuthorization {
   const std::optional<Roster> roster_;
   std::mutex mutex_;  // Guards the three below; never held during a certificate check.
   std::shared_ptr<const ClientCertificates> site_ca_;
+  std::shared_ptr<const Revocations> revoked_;
   std::uint64_t generation_ = 0;                       // Counts CA replacements.
   std::unordered_map<std::string, Verdict> verdicts_;  // By SHA-256 of certificate and chain.
 };

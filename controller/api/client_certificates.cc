@@ -122,6 +122,32 @@ Result<ClientCertificates, std::string> ClientCertificates::from_ca_pem(
   return ClientCertificates(std::move(store));
 }
 
+namespace {
+
+std::string fingerprint_of(X509* certificate) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (X509_digest(certificate, EVP_sha256(), digest, &length) != 1) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0x0f];
+  }
+  return hex;
+}
+
+}  // namespace
+
+std::optional<std::string> certificate_fingerprint(std::string_view certificate_pem) {
+  const ErrorQueueMark mark;
+  auto certificates = read_certificates(certificate_pem);
+  if (!certificates || certificates->size() != 1) return std::nullopt;
+  std::string hex = fingerprint_of(certificates->front().get());
+  if (hex.empty()) return std::nullopt;
+  return hex;
+}
+
 Result<CertifiedPrincipal, CertificateRefusal> ClientCertificates::principal(
     std::string_view certificate_pem, std::span<const std::string> chain_pems,
     std::int64_t unix_seconds) const {
@@ -191,7 +217,12 @@ Result<CertifiedPrincipal, CertificateRefusal> ClientCertificates::principal(
     return CertificateRefusal{AccessRefusal::certificate_untrusted,
                               "client certificate refused: its validity cannot be read"};
   }
-  return CertifiedPrincipal{std::move(*principal), *valid_until};
+  std::string fingerprint = fingerprint_of(certificate);
+  if (fingerprint.empty()) {
+    return CertificateRefusal{AccessRefusal::certificate_untrusted,
+                              "client certificate refused: its fingerprint cannot be taken"};
+  }
+  return CertifiedPrincipal{std::move(*principal), *valid_until, std::move(fingerprint)};
 }
 
 }  // namespace jackpot

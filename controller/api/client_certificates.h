@@ -6,10 +6,12 @@
 // authentication (extendedKeyUsage clientAuth) and is no CA, and its subject has exactly one
 // common name that names a principal (access_rules.h).
 //
-// No revocation yet: a certificate stays good until it expires or the site CA is replaced.
+// Revocation is the caller's (revocations.h, call_authorization.h): a certificate that passes here
+// is named by its fingerprint.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,7 +33,12 @@ struct CertificateRefusal {
 struct CertifiedPrincipal {
   Principal principal;
   std::int64_t valid_until_unix_seconds = 0;
+  std::string fingerprint_hex;  // SHA-256 of the certificate's DER, lower-case hex.
 };
+
+// The SHA-256 of one PEM certificate's DER encoding (lower-case hex), as a revocation list names
+// it; nothing when the text is not one PEM certificate.
+std::optional<std::string> certificate_fingerprint(std::string_view certificate_pem);
 
 class ClientCertificates {
  public:

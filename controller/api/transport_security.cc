@@ -5,6 +5,7 @@
 #include <grpc/slice.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/server_interceptor.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <utility>
@@ -33,6 +35,10 @@ struct ServerTransport::State {
   const std::optional<TlsFiles> files;  // Empty in plaintext mode.
   CallAuthorization authorization;
   const RefusalObserver refused;
+
+  // The open streams of certified callers, with their certificates' fingerprints.
+  std::mutex streams_mutex;
+  std::map<const grpc::ServerContextBase*, std::string> streams;
 
   std::mutex mutex;
   // The PEM texts in force, and whether a handshake has yet to take them up.
@@ -72,6 +78,20 @@ struct PemTexts {
 
 // Reads the three files and checks that the certificate and key parse and belong together, so
 // that a bad file is an error at start or on SIGHUP rather than at a client's handshake.
+// The revocation list of `path` (none when empty), or why it cannot be used.
+Result<Revocations, std::string> read_revocations(const std::string& path) {
+  if (path.empty()) return Revocations();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "the revocation list " + path + " cannot be read";
+  std::string text(kMaxRevokedBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return "the revocation list " + path + " cannot be read";
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  auto list = Revocations::parse(text);
+  if (!list.ok()) return "the revocation list " + path + ": " + list.error();
+  return std::move(list).value();
+}
+
 Result<PemTexts, std::string> read_tls_files(const TlsFiles& files) {
   auto certificate = read_file(files.certificate, "the TLS certificate");
   if (!certificate.ok()) return certificate.error().message;
@@ -233,11 +253,14 @@ Result<std::unique_ptr<ServerTransport>, std::string> ServerTransport::mutual_tl
   if (!texts.ok()) return texts.error();
   auto site_ca = ClientCertificates::from_ca_pem(texts->client_ca);
   if (!site_ca.ok()) return site_ca.error();  // Checked by read_tls_files.
+  auto revoked = read_revocations(files.revoked);
+  if (!revoked.ok()) return revoked.error();
   auto state =
       std::make_shared<State>(files, std::move(*site_ca), std::move(roster), std::move(refused));
   state->certificate_pem = std::move(texts->certificate);
   state->key_pem = std::move(texts->key);
   state->client_ca_pem = std::move(texts->client_ca);
+  state->authorization.replace_revocations(std::move(*revoked));
   // Asks for a client certificate without judging it in the handshake: the processor does, so
   // that a refused caller hears why (call_authorization.h).
   grpc_ssl_server_credentials_options* options =
@@ -269,12 +292,14 @@ std::shared_ptr<grpc::ServerCredentials> ServerTransport::credentials() const {
 
 bool ServerTransport::plaintext() const { return !state_->files.has_value(); }
 
-Result<bool, std::string> ServerTransport::reload() {
+Result<std::size_t, std::string> ServerTransport::reload() {
   if (!state_->files) return std::string("plaintext mode has no TLS files to read");
   auto texts = read_tls_files(*state_->files);
   if (!texts.ok()) return texts.error();
   auto site_ca = ClientCertificates::from_ca_pem(texts->client_ca);
   if (!site_ca.ok()) return site_ca.error();
+  auto revoked = read_revocations(state_->files->revoked);
+  if (!revoked.ok()) return revoked.error();
   {
     const std::lock_guard lock(state_->mutex);
     state_->certificate_pem = std::move(texts->certificate);
@@ -283,7 +308,73 @@ Result<bool, std::string> ServerTransport::reload() {
     state_->taken_up = false;
   }
   state_->authorization.replace_site_ca(std::move(*site_ca));
-  return true;
+  // The open streams of a certificate revoked now end: their calls after it are refused anyway.
+  std::size_t ended = 0;
+  {
+    const std::lock_guard lock(state_->streams_mutex);
+    for (const auto& [context, fingerprint] : state_->streams) {
+      if (!revoked->revoked(fingerprint)) continue;
+      context->TryCancel();
+      ++ended;
+    }
+  }
+  state_->authorization.replace_revocations(std::move(*revoked));
+  return ended;
+}
+
+namespace {
+
+// Keeps a stream, from its start to its end, with its client certificate's fingerprint.
+class StreamTracker final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit StreamTracker(std::shared_ptr<ServerTransport::State> state)
+      : state_(std::move(state)) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    if (info->type() == grpc::experimental::ServerRpcInfo::Type::UNARY) return nullptr;
+    return new Tracked(state_, info->server_context());
+  }
+
+ private:
+  class Tracked final : public grpc::experimental::Interceptor {
+   public:
+    Tracked(std::shared_ptr<ServerTransport::State> state, grpc::ServerContextBase* context)
+        : state_(std::move(state)), context_(context) {
+      if (context_ == nullptr) return;
+      const auto auth = context_->auth_context();
+      if (auth == nullptr) return;
+      const auto pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+      if (pems.size() != 1) return;
+      auto fingerprint = certificate_fingerprint(std::string_view(pems[0].data(), pems[0].size()));
+      if (!fingerprint) return;
+      const std::lock_guard lock(state_->streams_mutex);
+      state_->streams.emplace(context_, std::move(*fingerprint));
+      tracked_ = true;
+    }
+    ~Tracked() override {
+      if (!tracked_) return;
+      const std::lock_guard lock(state_->streams_mutex);
+      state_->streams.erase(context_);
+    }
+    Tracked(const Tracked&) = delete;
+    Tracked& operator=(const Tracked&) = delete;
+    void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+      methods->Proceed();
+    }
+
+   private:
+    std::shared_ptr<ServerTransport::State> state_;
+    const grpc::ServerContextBase* context_;
+    bool tracked_ = false;
+  };
+  std::shared_ptr<ServerTransport::State> state_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+ServerTransport::stream_tracker() {
+  return std::make_unique<StreamTracker>(state_);
 }
 
 std::optional<Principal> call_principal(const grpc::ServerContextBase& context) {

@@ -27,6 +27,9 @@
 namespace grpc {
 class ServerCredentials;
 class ServerContextBase;
+namespace experimental {
+class ServerInterceptorFactoryInterface;
+}  // namespace experimental
 }  // namespace grpc
 
 namespace jackpot {
@@ -36,6 +39,7 @@ struct TlsFiles {
   std::string certificate;  // The server's certificate (PEM), with any intermediates after it.
   std::string key;          // Its private key (PEM).
   std::string client_ca;    // The site CA bundle that issues client certificates (PEM).
+  std::string revoked;      // The revocation list (revocations.h); empty: none.
 };
 
 // Called for every refused call (from gRPC's threads), with why: the refusal and the message the
@@ -59,9 +63,15 @@ class ServerTransport {
   std::shared_ptr<grpc::ServerCredentials> credentials() const;
 
   // Reads the files again (SIGHUP): connections made after it get the new certificate and key,
-  // and every call after it is checked against the new CA bundle. When a file cannot be read or
-  // is not valid, nothing changes and the error says why. Not for plaintext mode.
-  Result<bool, std::string> reload();
+  // every call after it is checked against the new CA bundle and revocation list, and each open
+  // stream whose certificate the list now revokes is cancelled. When a file cannot be read or is
+  // not valid, nothing changes and the error says why. The answer is how many streams it ended.
+  // Not for plaintext mode.
+  Result<std::size_t, std::string> reload();
+
+  // What the server installs among its interceptors: it keeps each open stream (a call that is
+  // not unary) with its client certificate's fingerprint, for reload() to end the revoked ones.
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> stream_tracker();
 
   bool plaintext() const;
 

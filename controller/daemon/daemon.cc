@@ -474,9 +474,10 @@ std::unique_ptr<ServerTransport> make_transport(const DaemonOptions& options,
     return ServerTransport::plaintext_loopback(roster, std::move(refused));
   }
   JACKPOT_INVARIANT(roster.has_value(), "daemon options require a roster with mutual TLS");
-  auto transport = ServerTransport::mutual_tls(
-      TlsFiles{options.tls_certificate_file, options.tls_key_file, options.tls_client_ca_file},
-      *roster, std::move(refused));
+  auto transport =
+      ServerTransport::mutual_tls(TlsFiles{options.tls_certificate_file, options.tls_key_file,
+                                           options.tls_client_ca_file, options.revoked_file},
+                                  *roster, std::move(refused));
   if (!transport.ok()) {
     log_line(transport.error() + "; not starting", LogLevel::error);
     return nullptr;
@@ -496,7 +497,7 @@ struct GrpcServer {
   int port = 0;
 };
 
-GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport& transport,
+GrpcServer start_grpc_server(const DaemonOptions& options, ServerTransport& transport,
                              RefusalObserver refused, EngineHost* host, SignFeed* signs,
                              ReconciliationSource* durability, RefusedActs* refused_acts,
                              const StartGate& gate, DaemonMetrics& metrics) {
@@ -532,6 +533,7 @@ GrpcServer start_grpc_server(const DaemonOptions& options, const ServerTransport
   counters.push_back(std::make_unique<CallMetrics>(metrics));
   counters.push_back(std::make_unique<CallCounter>());
   made.calls = static_cast<const CallCounter*>(counters.back().get());
+  counters.push_back(transport.stream_tracker());  // A SIGHUP ends the revoked ones.
   builder.experimental().SetInterceptorCreators(std::move(counters));
   if (host != nullptr) {
     made.services.push_back(make_table_service(
@@ -977,8 +979,11 @@ int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
     } else if (const auto reloaded = transport->reload(); reloaded.ok()) {
       metrics.count_tls_reload(true);
       log_line(
-          "received SIGHUP: read the TLS files again; new connections use them (the roster "
-          "is read at start only: restart jackpotd to apply an edit of it)");
+          "received SIGHUP: read the TLS files again, with the revocation list; new "
+          "connections use them; " +
+          std::to_string(*reloaded) +
+          " open streams of revoked certificates ended (the roster is read at start only: "
+          "restart jackpotd to apply an edit of it)");
     } else {
       metrics.count_tls_reload(false);
       log_line("received SIGHUP: " + reloaded.error() + "; the files in force stay");

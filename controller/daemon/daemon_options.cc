@@ -240,6 +240,10 @@ SetResult set_roster(DaemonOptions& options, const std::string& value) {
   return set_file(options.roster_file, value);
 }
 
+SetResult set_revoked(DaemonOptions& options, const std::string& value) {
+  return set_file(options.revoked_file, value);
+}
+
 SetResult set_plaintext(DaemonOptions& options, const std::string& value) {
   if (value != "on" && value != "off") return "expected 'on' or 'off', got '" + value + "'";
   options.plaintext = value == "on";
@@ -273,6 +277,11 @@ constexpr Option kOptions[] = {
      "the site CA for one it does not name is refused; required with\n"
      "mutual TLS; read at start, and on record in the daemon.start event",
      set_roster},
+    {"revoked", "FILE",
+     "certificates the site revoked, one 'sha256:<hex>' a line (ops/pki\n"
+     "revoke writes it): refused UNAUTHENTICATED certificate_revoked; read\n"
+     "again on SIGHUP, which also ends the open streams of those revoked",
+     set_revoked},
     {"plaintext", "on|off",
      "development only: no TLS, on a loopback --listen address only;\n"
      "callers name their principal in the jackpot-principal metadata,\n"
@@ -542,7 +551,7 @@ bool password_file_private(std::uint32_t owner_uid, std::uint32_t group_gid, std
 
 std::optional<std::string> transport_problem(const DaemonOptions& options) {
   const bool any_tls = !options.tls_certificate_file.empty() || !options.tls_key_file.empty() ||
-                       !options.tls_client_ca_file.empty();
+                       !options.tls_client_ca_file.empty() || !options.revoked_file.empty();
   if (options.plaintext) {
     if (any_tls) return std::string("--plaintext on and TLS files: give one or the other");
     if (!is_loopback_address(options.listen_address)) {

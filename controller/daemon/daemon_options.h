@@ -76,6 +76,9 @@ struct DaemonOptions {
   // The supervisors and admins who may act (controller/api/roster.h); required with mutual TLS,
   // optional in plaintext mode. Read at start.
   std::string roster_file;
+  // The revocation list (controller/api/revocations.h); none when empty. Read at start and on
+  // SIGHUP, with the TLS files.
+  std::string revoked_file;
   // Development only: no TLS, callers name their principal (transport_security.h); allowed on a
   // loopback address only.
   bool plaintext = false;

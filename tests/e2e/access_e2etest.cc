@@ -292,6 +292,65 @@ TEST_F(AccessEndToEnd, ARosterThatCannotBeTrustedStopsTheStart) {
       << without.stderr_text();
 }
 
+// A stolen certificate is withdrawn (#33 item 2): ops/pki revoke lists it, SIGHUP reads the list
+// again, the open stream of a revoked supervisor ends, and every call with a revoked certificate
+// is UNAUTHENTICATED certificate_revoked, whatever its role; others go on.
+TEST_F(AccessEndToEnd, ARevokedCertificateIsRefusedAndItsStreamsEndOnSighup) {
+  const std::string list = TestPki::site().dir() + "/revoked";
+  std::ofstream(list) << "# nothing revoked yet\n";
+  std::vector<std::string> args = TestPki::site().daemon_args();
+  args.insert(args.end(), {"--revoked", list});
+  ASSERT_NO_FATAL_FAILURE(start(args));
+  const std::string before = state();
+  // The channels are made (their certificates read) before the revocation moves the files.
+  const auto table = channel_as(address_, "table/T1");
+  const auto admin = channel_as(address_, "admin/e2e");
+  const auto supervisor = pb::SupervisorService::NewStub(channel_as(address_, "supervisor/dave"));
+  const auto other_table = channel_as(address_, "table/T2");
+  grpc::ClientContext watching;
+  watching.set_deadline(std::chrono::system_clock::now() + 120s);
+  auto stream = supervisor->WatchPendingPayouts(&watching, {});
+  stream->WaitForInitialMetadata();
+  EXPECT_EQ(watching.GetServerInitialMetadata().count("jackpot-watch"), 1U);
+  EXPECT_TRUE(call_bytes(admin, "/jackpot.v1.AdminService/ListMeters", "", 10000ms).ok());
+
+  for (const char* principal : {"supervisor dave", "admin e2e", "table T1"}) {
+    const std::string command = std::string(JACKPOTD_SOURCE_DIR) + "/ops/pki revoke " +
+                                TestPki::site().dir() + " " + principal + " >/dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  const long revoked_before = refusals(AccessRefusal::certificate_revoked);
+  daemon_->send_signal(SIGHUP);
+  // The stream ends (its end is the event waited for, with a generous deadline).
+  pb::PayoutEvent event;
+  while (stream->Read(&event)) {
+  }
+  const grpc::Status ended = stream->Finish();
+  EXPECT_FALSE(ended.ok());
+  EXPECT_NE(ended.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << ended.error_message();
+  // The daemon says so once the list is in force (the line comes after the stream's end).
+  const std::string said = "1 open streams of revoked certificates ended";
+  for (int i = 0; i < 600 && daemon_->stderr_text().find(said) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(daemon_->stderr_text().find(said), std::string::npos) << daemon_->stderr_text();
+
+  for (const auto& [channel, method] :
+       std::vector<std::pair<std::shared_ptr<grpc::Channel>, std::string>>{
+           {admin, "/jackpot.v1.AdminService/ListMeters"},
+           {table, "/jackpot.v1.TableService/OpenRound"}}) {
+    const grpc::Status refused = call_bytes(channel, method, "", 10000ms);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method;
+    EXPECT_EQ(refused.error_message().rfind("certificate_revoked: ", 0), 0U)
+        << refused.error_message();
+  }
+  EXPECT_EQ(refusals(AccessRefusal::certificate_revoked) - revoked_before, 2);
+  // A certificate not on the list goes on (authenticated: its empty request names no table).
+  EXPECT_EQ(call_bytes(other_table, "/jackpot.v1.TableService/OpenRound", "", 10000ms).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(state(), before);  // As admin/ops, not revoked.
+}
+
 // A table's certificate acts for its own table only: another table's round or link status
 // stream is PERMISSION_DENIED and changes nothing; the other table then plays its own round.
 TEST_F(AccessEndToEnd, ATableActsOnlyForItself) {

@@ -151,6 +151,30 @@ TEST_F(CallAuthorizationTest, AnAdminNotOnTheRosterIsRefused) {
   EXPECT_FALSE(unauthenticated(AccessRefusal::not_on_roster));
 }
 
+// A revoked certificate is refused from the next call on, its verdict kept or not; the list in
+// force is replaced whole.
+TEST_F(CallAuthorizationTest, ARevokedCertificateIsRefusedAtTheNextCall) {
+  CallAuthorization authorization(ca("site"), std::nullopt);
+  const std::string admin = pem("site/admin-ops.pem");
+  ASSERT_TRUE(authorization.decide(call(kListMeters, admin), now()).ok());  // Now kept.
+  const std::optional<std::string> fingerprint = certificate_fingerprint(admin);
+  ASSERT_TRUE(fingerprint.has_value());
+  EXPECT_EQ(fingerprint->size(), 64U);
+  auto list = Revocations::parse("sha256:" + *fingerprint + "  # admin/ops\n");
+  ASSERT_TRUE(list.ok()) << list.error();
+  authorization.replace_revocations(*list);
+  const auto refused = authorization.decide(call(kListMeters, admin), now());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().reason, AccessRefusal::certificate_revoked);
+  EXPECT_EQ(refused.error().detail.rfind("certificate_revoked: this certificate of 'admin/ops'", 0),
+            0U)
+      << refused.error().detail;
+  EXPECT_TRUE(unauthenticated(AccessRefusal::certificate_revoked));
+  EXPECT_TRUE(authorization.decide(call(kOpenRound, pem("site/table-T1.pem")), now()).ok());
+  authorization.replace_revocations(Revocations());
+  EXPECT_TRUE(authorization.decide(call(kListMeters, admin), now()).ok());
+}
+
 // A verdict kept for a connection's calls ends with the certificate and with the CA.
 TEST_F(CallAuthorizationTest, AKeptVerdictEndsWhenTheCertificateExpiresOrTheCaChanges) {
   CallAuthorization authorization(ca("site"), std::nullopt);
