@@ -124,11 +124,11 @@ Result<Principal, CallRefusal> CallAuthorization::decide(const CallFacts& call,
       const std::lock_guard lock(mutex_);
       revoked = revoked_;
     }
-    if (revoked && revoked->revoked(verdict->fingerprint_hex)) {
+    if (revoked && revoked->revoked(verdict->key_hash_hex)) {
       return CallRefusal{AccessRefusal::certificate_revoked,
                          "certificate_revoked: this certificate of " +
                              quote_prefix(to_string(verdict->principal)) +
-                             " was revoked by the site (sha256:" + verdict->fingerprint_hex + ")"};
+                             " was revoked by the site (key-sha256:" + verdict->key_hash_hex + ")"};
     }
     caller = std::move(verdict->principal);
   }

@@ -124,10 +124,21 @@ Result<ClientCertificates, std::string> ClientCertificates::from_ca_pem(
 
 namespace {
 
-std::string fingerprint_of(X509* certificate) {
+// The SHA-256 of the certificate's public key (its SubjectPublicKeyInfo, DER): what the CA's
+// signature covers, so that no re-encoding of the certificate (an ECDSA signature's other valid
+// form) changes it; every certificate of one key has it.
+std::string key_hash_of(X509* certificate) {
+  unsigned char* der = nullptr;
+  const int der_length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(certificate), &der);
+  if (der_length <= 0) return {};
+  std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(
+      der, [](unsigned char* bytes) { OPENSSL_free(bytes); });
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  if (X509_digest(certificate, EVP_sha256(), digest, &length) != 1) return {};
+  if (EVP_Digest(der, static_cast<std::size_t>(der_length), digest, &length, EVP_sha256(),
+                 nullptr) != 1) {
+    return {};
+  }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   for (unsigned int i = 0; i < length; ++i) {
@@ -139,11 +150,11 @@ std::string fingerprint_of(X509* certificate) {
 
 }  // namespace
 
-std::optional<std::string> certificate_fingerprint(std::string_view certificate_pem) {
+std::optional<std::string> certificate_key_hash(std::string_view certificate_pem) {
   const ErrorQueueMark mark;
   auto certificates = read_certificates(certificate_pem);
   if (!certificates || certificates->size() != 1) return std::nullopt;
-  std::string hex = fingerprint_of(certificates->front().get());
+  std::string hex = key_hash_of(certificates->front().get());
   if (hex.empty()) return std::nullopt;
   return hex;
 }
@@ -217,12 +228,12 @@ Result<CertifiedPrincipal, CertificateRefusal> ClientCertificates::principal(
     return CertificateRefusal{AccessRefusal::certificate_untrusted,
                               "client certificate refused: its validity cannot be read"};
   }
-  std::string fingerprint = fingerprint_of(certificate);
-  if (fingerprint.empty()) {
+  std::string key_hash = key_hash_of(certificate);
+  if (key_hash.empty()) {
     return CertificateRefusal{AccessRefusal::certificate_untrusted,
-                              "client certificate refused: its fingerprint cannot be taken"};
+                              "client certificate refused: its public key cannot be read"};
   }
-  return CertifiedPrincipal{std::move(*principal), *valid_until, std::move(fingerprint)};
+  return CertifiedPrincipal{std::move(*principal), *valid_until, std::move(key_hash)};
 }
 
 }  // namespace jackpot

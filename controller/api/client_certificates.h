@@ -7,7 +7,7 @@
 // common name that names a principal (access_rules.h).
 //
 // Revocation is the caller's (revocations.h, call_authorization.h): a certificate that passes here
-// is named by its fingerprint.
+// is named by the hash of its public key.
 
 #include <cstdint>
 #include <memory>
@@ -33,12 +33,12 @@ struct CertificateRefusal {
 struct CertifiedPrincipal {
   Principal principal;
   std::int64_t valid_until_unix_seconds = 0;
-  std::string fingerprint_hex;  // SHA-256 of the certificate's DER, lower-case hex.
+  std::string key_hash_hex;  // SHA-256 of its public key (SubjectPublicKeyInfo DER), lower hex.
 };
 
-// The SHA-256 of one PEM certificate's DER encoding (lower-case hex), as a revocation list names
-// it; nothing when the text is not one PEM certificate.
-std::optional<std::string> certificate_fingerprint(std::string_view certificate_pem);
+// The SHA-256 of one PEM certificate's public key (its SubjectPublicKeyInfo, DER; lower-case hex),
+// as a revocation list names it; nothing when the text is not one PEM certificate.
+std::optional<std::string> certificate_key_hash(std::string_view certificate_pem);
 
 class ClientCertificates {
  public:

@@ -40,7 +40,7 @@ Result<Revocations, std::string> Revocations::parse(std::string_view text) {
     }
     line = trimmed(line);
     if (line.empty()) continue;
-    constexpr std::string_view kPrefix = "sha256:";
+    constexpr std::string_view kPrefix = "key-sha256:";
     const std::string_view digits =
         line.substr(0, kPrefix.size()) == kPrefix ? line.substr(kPrefix.size()) : "";
     const bool hex = digits.size() == 64 && std::all_of(digits.begin(), digits.end(), [](char c) {
@@ -49,8 +49,8 @@ Result<Revocations, std::string> Revocations::parse(std::string_view text) {
     if (!hex) {
       return "revocation list line " + std::to_string(number) + ": '" +
              std::string(line.substr(0, 80)) +
-             "' is not sha256:<64 hex digits> (the SHA-256 of a certificate's DER, as ops/pki "
-             "revoke writes it)";
+             "' is not key-sha256:<64 hex digits> (the SHA-256 of a certificate's public key, as "
+             "ops/pki revoke writes it)";
     }
     if (list.fingerprints_.size() == kMaxRevoked) {
       return "revocation list line " + std::to_string(number) + ": more than " +
@@ -61,8 +61,8 @@ Result<Revocations, std::string> Revocations::parse(std::string_view text) {
   return list;
 }
 
-bool Revocations::revoked(std::string_view fingerprint_hex) const {
-  return fingerprints_.count(lower(fingerprint_hex)) != 0;
+bool Revocations::revoked(std::string_view key_hash_hex) const {
+  return fingerprints_.count(lower(key_hash_hex)) != 0;
 }
 
 }  // namespace jackpot

@@ -10,6 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <fstream>
@@ -36,9 +37,13 @@ struct ServerTransport::State {
   CallAuthorization authorization;
   const RefusalObserver refused;
 
-  // The open streams of certified callers, with their certificates' fingerprints.
+  // The open streams of certified callers, each with a reference on its call (so that a reload
+  // may cancel it whatever the C++ side is doing) and its certificate's public key, and the
+  // revocation list in force for them. A stream checks the list as it registers, a reload swaps
+  // it and then scans: one authorized against the old list is caught either way.
   std::mutex streams_mutex;
-  std::map<const grpc::ServerContextBase*, std::string> streams;
+  std::map<grpc_call*, std::string> streams;
+  std::shared_ptr<const Revocations> revoked = std::make_shared<const Revocations>();
 
   std::mutex mutex;
   // The PEM texts in force, and whether a handshake has yet to take them up.
@@ -81,6 +86,12 @@ struct PemTexts {
 // The revocation list of `path` (none when empty), or why it cannot be used.
 Result<Revocations, std::string> read_revocations(const std::string& path) {
   if (path.empty()) return Revocations();
+  // Whoever may write the list may revoke anyone, or restore a stolen certificate.
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return "the revocation list " + path +
+           " may be written by its group or by everyone: make it writable by its owner only";
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return "the revocation list " + path + " cannot be read";
   std::string text(kMaxRevokedBytes + 1, '\0');
@@ -260,6 +271,7 @@ Result<std::unique_ptr<ServerTransport>, std::string> ServerTransport::mutual_tl
   state->certificate_pem = std::move(texts->certificate);
   state->key_pem = std::move(texts->key);
   state->client_ca_pem = std::move(texts->client_ca);
+  state->revoked = std::make_shared<const Revocations>(*revoked);
   state->authorization.replace_revocations(std::move(*revoked));
   // Asks for a client certificate without judging it in the handshake: the processor does, so
   // that a refused caller hears why (call_authorization.h).
@@ -309,17 +321,24 @@ Result<std::size_t, std::string> ServerTransport::reload() {
   }
   state_->authorization.replace_site_ca(std::move(*site_ca));
   // The open streams of a certificate revoked now end: their calls after it are refused anyway.
-  std::size_t ended = 0;
+  // Cancelled outside the lock, each through a reference of its own (gRPC may run the stream's
+  // end on this thread, and the stream's own end takes the lock).
+  state_->authorization.replace_revocations(*revoked);
+  std::vector<grpc_call*> ending;
   {
     const std::lock_guard lock(state_->streams_mutex);
-    for (const auto& [context, fingerprint] : state_->streams) {
-      if (!revoked->revoked(fingerprint)) continue;
-      context->TryCancel();
-      ++ended;
+    state_->revoked = std::make_shared<const Revocations>(std::move(*revoked));
+    for (const auto& [call, key] : state_->streams) {
+      if (!state_->revoked->revoked(key)) continue;
+      grpc_call_ref(call);
+      ending.push_back(call);
     }
   }
-  state_->authorization.replace_revocations(std::move(*revoked));
-  return ended;
+  for (grpc_call* call : ending) {
+    grpc_call_cancel(call, nullptr);
+    grpc_call_unref(call);
+  }
+  return ending.size();
 }
 
 namespace {
@@ -339,22 +358,35 @@ class StreamTracker final : public grpc::experimental::ServerInterceptorFactoryI
   class Tracked final : public grpc::experimental::Interceptor {
    public:
     Tracked(std::shared_ptr<ServerTransport::State> state, grpc::ServerContextBase* context)
-        : state_(std::move(state)), context_(context) {
-      if (context_ == nullptr) return;
-      const auto auth = context_->auth_context();
+        : state_(std::move(state)) {
+      // The callback API's streams (link status, pending payouts, meters, health watches) have
+      // their call and its peer here; a synchronous stream (reflection) has neither yet and is
+      // not kept.
+      if (context == nullptr || context->c_call() == nullptr) return;
+      const auto auth = context->auth_context();
       if (auth == nullptr) return;
       const auto pems = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
       if (pems.size() != 1) return;
-      auto fingerprint = certificate_fingerprint(std::string_view(pems[0].data(), pems[0].size()));
-      if (!fingerprint) return;
-      const std::lock_guard lock(state_->streams_mutex);
-      state_->streams.emplace(context_, std::move(*fingerprint));
-      tracked_ = true;
+      auto key = certificate_key_hash(std::string_view(pems[0].data(), pems[0].size()));
+      if (!key) return;
+      call_ = context->c_call();
+      bool revoked = false;
+      {
+        const std::lock_guard lock(state_->streams_mutex);
+        grpc_call_ref(call_);
+        state_->streams.emplace(call_, *key);
+        revoked = state_->revoked->revoked(*key);
+      }
+      // Authorized against a list a reload replaced since: it ends now.
+      if (revoked) grpc_call_cancel(call_, nullptr);
     }
     ~Tracked() override {
-      if (!tracked_) return;
-      const std::lock_guard lock(state_->streams_mutex);
-      state_->streams.erase(context_);
+      if (call_ == nullptr) return;
+      {
+        const std::lock_guard lock(state_->streams_mutex);
+        state_->streams.erase(call_);
+      }
+      grpc_call_unref(call_);
     }
     Tracked(const Tracked&) = delete;
     Tracked& operator=(const Tracked&) = delete;
@@ -364,8 +396,7 @@ class StreamTracker final : public grpc::experimental::ServerInterceptorFactoryI
 
    private:
     std::shared_ptr<ServerTransport::State> state_;
-    const grpc::ServerContextBase* context_;
-    bool tracked_ = false;
+    grpc_call* call_ = nullptr;  // Referenced while kept.
   };
   std::shared_ptr<ServerTransport::State> state_;
 };

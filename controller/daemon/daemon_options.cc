@@ -278,7 +278,7 @@ constexpr Option kOptions[] = {
      "mutual TLS; read at start, and on record in the daemon.start event",
      set_roster},
     {"revoked", "FILE",
-     "certificates the site revoked, one 'sha256:<hex>' a line (ops/pki\n"
+     "certificates the site revoked, one 'key-sha256:<hex>' a line (ops/pki\n"
      "revoke writes it): refused UNAUTHENTICATED certificate_revoked; read\n"
      "again on SIGHUP, which also ends the open streams of those revoked",
      set_revoked},

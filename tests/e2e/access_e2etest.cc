@@ -312,6 +312,15 @@ TEST_F(AccessEndToEnd, ARevokedCertificateIsRefusedAndItsStreamsEndOnSighup) {
   auto stream = supervisor->WatchPendingPayouts(&watching, {});
   stream->WaitForInitialMetadata();
   EXPECT_EQ(watching.GetServerInitialMetadata().count("jackpot-watch"), 1U);
+  // And a table's link status stream (WatchLinkStatus), its first update read.
+  auto table_stub = pb::TableService::NewStub(table);
+  grpc::ClientContext table_watching;
+  table_watching.set_deadline(std::chrono::system_clock::now() + 120s);
+  pb::WatchLinkStatusRequest watch;
+  watch.set_table_id("T1");
+  auto links = table_stub->WatchLinkStatus(&table_watching, watch);
+  pb::LinkStatusUpdate update;
+  ASSERT_TRUE(links->Read(&update));
   EXPECT_TRUE(call_bytes(admin, "/jackpot.v1.AdminService/ListMeters", "", 10000ms).ok());
 
   for (const char* principal : {"supervisor dave", "admin e2e", "table T1"}) {
@@ -328,8 +337,14 @@ TEST_F(AccessEndToEnd, ARevokedCertificateIsRefusedAndItsStreamsEndOnSighup) {
   const grpc::Status ended = stream->Finish();
   EXPECT_FALSE(ended.ok());
   EXPECT_NE(ended.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << ended.error_message();
-  // The daemon says so once the list is in force (the line comes after the stream's end).
-  const std::string said = "1 open streams of revoked certificates ended";
+  while (links->Read(&update)) {
+  }
+  const grpc::Status links_ended = links->Finish();
+  EXPECT_FALSE(links_ended.ok());
+  EXPECT_NE(links_ended.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << links_ended.error_message();
+  // The daemon says so once the list is in force (the line comes after the streams' end).
+  const std::string said = "2 open streams of revoked certificates ended";
   for (int i = 0; i < 600 && daemon_->stderr_text().find(said) == std::string::npos; ++i) {
     std::this_thread::sleep_for(100ms);
   }

@@ -157,10 +157,10 @@ TEST_F(CallAuthorizationTest, ARevokedCertificateIsRefusedAtTheNextCall) {
   CallAuthorization authorization(ca("site"), std::nullopt);
   const std::string admin = pem("site/admin-ops.pem");
   ASSERT_TRUE(authorization.decide(call(kListMeters, admin), now()).ok());  // Now kept.
-  const std::optional<std::string> fingerprint = certificate_fingerprint(admin);
-  ASSERT_TRUE(fingerprint.has_value());
-  EXPECT_EQ(fingerprint->size(), 64U);
-  auto list = Revocations::parse("sha256:" + *fingerprint + "  # admin/ops\n");
+  const std::optional<std::string> key = certificate_key_hash(admin);
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key->size(), 64U);
+  auto list = Revocations::parse("key-sha256:" + *key + "  # admin/ops\n");
   ASSERT_TRUE(list.ok()) << list.error();
   authorization.replace_revocations(*list);
   const auto refused = authorization.decide(call(kListMeters, admin), now());

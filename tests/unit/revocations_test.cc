@@ -12,14 +12,14 @@ namespace {
 const std::string kA(64, 'a');
 const std::string kB = "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789ABCDEF";
 
-TEST(Revocations, ListsCertificatesBySha256WithCommentsAndBlanks) {
+TEST(Revocations, ListsCertificatesByTheirKeysHashWithCommentsAndBlanks) {
   const auto list = Revocations::parse(
       "# revoked at the site\n"
-      "sha256:" +
+      "key-sha256:" +
       kA +
       "  # table/T1 revoked 2026-12-07\n"
       "\n"
-      "  sha256:" +
+      "  key-sha256:" +
       kB + "\r\n");
   ASSERT_TRUE(list.ok()) << list.error();
   EXPECT_EQ(list->size(), 2U);
@@ -37,12 +37,12 @@ TEST(Revocations, RefusesWhatIsNotAFingerprint) {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {kA + "\n", "revocation list line 1: '" + kA + "' is not sha256:<64 hex digits>"},
-      {"sha256:" + kA.substr(1) + "\n", "revocation list line 1: "},
-      {"sha256:" + kA + "0\n", "revocation list line 1: "},
-      {"sha1:" + kA + "\n", "revocation list line 1: "},
-      {"# ok\nsha256:" + std::string(63, 'a') + "g\n", "revocation list line 2: "},
-      {"sha256: " + kA + "\n", "revocation list line 1: "},
+      {kA + "\n", "revocation list line 1: '" + kA + "' is not key-sha256:<64 hex digits>"},
+      {"key-sha256:" + kA.substr(1) + "\n", "revocation list line 1: "},
+      {"key-sha256:" + kA + "0\n", "revocation list line 1: "},
+      {"sha256:" + kA + "\n", "revocation list line 1: "},
+      {"# ok\nkey-sha256:" + std::string(63, 'a') + "g\n", "revocation list line 2: "},
+      {"key-sha256: " + kA + "\n", "revocation list line 1: "},
       {std::string(kMaxRevokedBytes + 1, '#'), "the revocation list is 4194305 bytes"},
   };
   for (const Case& c : cases) {
