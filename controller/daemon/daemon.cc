@@ -2,6 +2,7 @@
 
 #include <google/protobuf/stubs/logging.h>
 #include <grpc/grpc.h>
+#include <grpc/support/log.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -83,6 +84,28 @@ void protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
     }
   }
   log_line(text, ours);
+}
+
+// gRPC's own lines (a TLS handshake that failed, a connection reset), in jackpotd's log format, at
+// most one per 10 s from each place in gRPC that writes them: anyone who can open connections to
+// the port could otherwise write the log as fast as they connect.
+void grpc_log(gpr_log_func_args* args) {
+  const std::string source =
+      std::string(args->file == nullptr ? "?" : args->file) + ":" + std::to_string(args->line);
+  LogThrottle::Verdict verdict;
+  {
+    static std::mutex mutex;
+    static SourceLogThrottle throttle(std::chrono::seconds(10));
+    const std::lock_guard<std::mutex> lock(mutex);
+    verdict = throttle.offer(source, LogThrottle::Clock::now());
+  }
+  if (!verdict.write) return;
+  std::string text =
+      "grpc: " + std::string(args->message == nullptr ? "" : args->message) + " (" + source + ")";
+  if (verdict.held_back > 0) {
+    text += "; " + std::to_string(verdict.held_back) + " more lines from there held back before it";
+  }
+  log_line(text, args->severity == GPR_LOG_SEVERITY_ERROR ? LogLevel::error : LogLevel::info);
 }
 
 std::string host_name() {
@@ -652,6 +675,7 @@ void record_stop(std::unique_ptr<pqxx::connection>& db, const DaemonOptions& opt
 int run_daemon(const DaemonOptions& options, const sigset_t& signals) {
   set_log_format(options.log_json ? LogFormat::json : LogFormat::text);
   google::protobuf::SetLogHandler(&protobuf_log);
+  gpr_set_log_function(&grpc_log);
   const std::string principal = "daemon/" + host_name();
   RefusalTally refusals;  // Outlives the transport and the services that add to it.
   DaemonMetrics metrics(JACKPOTD_VERSION);

@@ -1,7 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
 
 namespace jackpot {
 
@@ -38,6 +43,32 @@ class LogThrottle {
   bool written_ = false;  // Whether a line was written yet; last_ is its time.
   Clock::time_point last_{};
   std::uint64_t held_back_ = 0;
+};
+
+// A LogThrottle per source (the place in a library that writes the line, "file:line"): a flood of
+// one kind of line (a TLS handshake that failed, for each connection anyone opens) is held back
+// without silencing the others. At most kMaxSources are told apart; the rest share one. Not
+// thread-safe: its owner locks.
+class SourceLogThrottle {
+ public:
+  static constexpr std::size_t kMaxSources = 64;
+
+  explicit SourceLogThrottle(LogThrottle::Clock::duration interval)
+      : interval_(interval), others_(interval) {}
+
+  LogThrottle::Verdict offer(std::string_view source, LogThrottle::Clock::time_point now) {
+    auto found = by_source_.find(source);
+    if (found == by_source_.end()) {
+      if (by_source_.size() == kMaxSources) return others_.offer(now);
+      found = by_source_.emplace(std::string(source), LogThrottle(interval_)).first;
+    }
+    return found->second.offer(now);
+  }
+
+ private:
+  LogThrottle::Clock::duration interval_;
+  std::map<std::string, LogThrottle, std::less<>> by_source_;
+  LogThrottle others_;
 };
 
 }  // namespace jackpot

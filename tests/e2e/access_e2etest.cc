@@ -2,11 +2,14 @@
 // RPC, a table acting for another, certificates that are expired, from another CA or missing,
 // plaintext development mode and where it is refused, and a certificate rotation on SIGHUP.
 // Every refusal changes nothing and is counted.
+#include <arpa/inet.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -364,6 +367,51 @@ TEST_F(AccessEndToEnd, ARevokedCertificateIsRefusedAndItsStreamsEndOnSighup) {
   EXPECT_EQ(call_bytes(other_table, "/jackpot.v1.TableService/OpenRound", "", 10000ms).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(state(), before);  // As admin/ops, not revoked.
+}
+
+// Anyone who can connect makes gRPC write a line per failed TLS handshake: those lines go through
+// jackpotd's log, at most one per 10 s from each place (#33: 23,122 lines in 5 s were seen).
+TEST_F(AccessEndToEnd, FailedHandshakesDoNotFloodTheLog) {
+  ASSERT_NO_FATAL_FAILURE(start(TestPki::site().daemon_args()));
+  const auto colon = address_.rfind(':');
+  const int port = std::stoi(address_.substr(colon + 1));
+  const auto junk_connection = [port] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0) {
+      const char junk[] = "GET / HTTP/1.0\r\n\r\nnot a TLS client hello at all";
+      (void)!::write(fd, junk, sizeof junk);
+    }
+    ::close(fd);
+  };
+  const auto handshake_lines = [&] {
+    const std::string text = daemon_->stderr_text();
+    std::size_t lines = 0;
+    for (auto at = text.find("grpc: "); at != std::string::npos; at = text.find("grpc: ", at + 1)) {
+      ++lines;
+    }
+    return lines;
+  };
+  junk_connection();
+  for (int i = 0; i < 300 && handshake_lines() == 0; ++i) {
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_GT(handshake_lines(), 0U) << daemon_->stderr_text();
+  // In jackpotd's own format: its time, then "jackpotd: error: grpc: ...".
+  EXPECT_TRUE(std::regex_search(daemon_->stderr_text(),
+                                std::regex("\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z jackpotd: "
+                                           "(error: )?grpc: ")))
+      << daemon_->stderr_text();
+  const std::size_t first = handshake_lines();
+  for (int i = 0; i < 200; ++i) junk_connection();
+  // The port still serves: the junk was read and refused meanwhile.
+  EXPECT_TRUE(call_bytes(channel_as(address_, "admin/ops"), "/jackpot.v1.AdminService/ListMeters",
+                         "", 10000ms)
+                  .ok());
+  EXPECT_LE(handshake_lines(), first + 4) << daemon_->stderr_text();
 }
 
 // A table's certificate acts for its own table only: another table's round or link status

@@ -36,5 +36,26 @@ TEST(LogThrottle, WritesOneLinePerIntervalAndCountsTheRest) {
   }
 }
 
+// Each place that writes gets its own interval, so one flooding kind of line does not silence
+// the others; past kMaxSources places, the rest share one.
+TEST(SourceLogThrottle, HoldsBackEachSourceApart) {
+  SourceLogThrottle throttle(10s);
+  const LogThrottle::Clock::time_point start{};
+  EXPECT_TRUE(throttle.offer("ssl_transport_security.cc:1", start).write);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_FALSE(throttle.offer("ssl_transport_security.cc:1", start + 1ms * i).write);
+  }
+  EXPECT_TRUE(throttle.offer("chttp2_server.cc:2", start + 1s).write) << "another source";
+  const auto next = throttle.offer("ssl_transport_security.cc:1", start + 10s);
+  EXPECT_TRUE(next.write);
+  EXPECT_EQ(next.held_back, 1000U);
+  for (std::size_t i = 2; i < SourceLogThrottle::kMaxSources; ++i) {
+    EXPECT_TRUE(throttle.offer("file.cc:" + std::to_string(i + 100), start).write);
+  }
+  // Full: the next new sources share one throttle.
+  EXPECT_TRUE(throttle.offer("new.cc:1", start).write);
+  EXPECT_FALSE(throttle.offer("new.cc:2", start + 1s).write);
+}
+
 }  // namespace
 }  // namespace jackpot
