@@ -552,6 +552,9 @@ GrpcServer start_grpc_server(const DaemonOptions& options, ServerTransport& tran
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // A connection that has not finished its TLS handshake within 10 s is closed (gRPC's default
+  // is 120 s): idle connections anyone opens cannot hold file descriptors for long (#33).
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10000);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counters;
   counters.push_back(std::make_unique<CallMetrics>(metrics));
   counters.push_back(std::make_unique<CallCounter>());

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -412,6 +413,33 @@ TEST_F(AccessEndToEnd, FailedHandshakesDoNotFloodTheLog) {
                          "", 10000ms)
                   .ok());
   EXPECT_LE(handshake_lines(), first + 4) << daemon_->stderr_text();
+}
+
+// A connection that never finishes its TLS handshake (someone holding descriptors open) is closed
+// after 10 s (#33), not gRPC's default 120 s.
+TEST_F(AccessEndToEnd, AConnectionThatNeverHandshakesIsClosed) {
+  ASSERT_NO_FATAL_FAILURE(start(TestPki::site().daemon_args()));
+  const int port = std::stoi(address_.substr(address_.rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to), 0);
+  // Nothing is sent; the read returns when the server closes the connection (0, or a reset). A
+  // receive timeout of 60 s bounds the wait: well past 10 s on a busy machine, well below 120 s.
+  timeval limit{60, 0};
+  ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit), 0);
+  const auto started = std::chrono::steady_clock::now();
+  char byte = 0;
+  const ssize_t got = ::read(fd, &byte, 1);
+  const int error = errno;
+  const auto waited = std::chrono::steady_clock::now() - started;
+  ::close(fd);
+  EXPECT_TRUE(got == 0 || (got < 0 && error == ECONNRESET))
+      << "the connection was not closed within 60 s (read " << got << ", errno " << error << ")";
+  EXPECT_LT(waited, 60s);
 }
 
 // A table's certificate acts for its own table only: another table's round or link status
