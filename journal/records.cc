@@ -1,5 +1,7 @@
 #include "journal/records.h"
 
+#include <algorithm>
+
 #include "meters/invariant.h"
 
 namespace jackpot {
@@ -36,6 +38,15 @@ void Records::clear() {
   rebases.clear();
   payout_decisions.clear();
   supervisor_voids.clear();
+}
+
+const SupervisorVoidRecord* void_of(const Records& records, PayoutId payout) {
+  for (const SupervisorVoidRecord& voided : records.supervisor_voids) {
+    if (std::find(voided.payouts.begin(), voided.payouts.end(), payout) != voided.payouts.end()) {
+      return &voided;
+    }
+  }
+  return nullptr;
 }
 
 bool Records::empty() const {

@@ -321,4 +321,7 @@ struct Records {
   bool empty() const;
 };
 
+// The supervisor's void among `records` that rejected or asked to reject `payout`, or nothing.
+const SupervisorVoidRecord* void_of(const Records& records, PayoutId payout);
+
 }  // namespace jackpot

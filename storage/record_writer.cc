@@ -633,13 +633,7 @@ void BatchRows::add_payouts(const Records& records) {
       if (candidate.payout == payout.id) decision = &candidate;
     }
     // Or the supervisor's void that wrote it: its request id goes with it, apart.
-    const SupervisorVoidRecord* voided = nullptr;
-    for (const SupervisorVoidRecord& candidate : records.supervisor_voids) {
-      if (std::find(candidate.payouts.begin(), candidate.payouts.end(), payout.id) !=
-          candidate.payouts.end()) {
-        voided = &candidate;
-      }
-    }
+    const SupervisorVoidRecord* voided = void_of(records, payout.id);
     std::string state = "pending";
     std::int64_t seq = 1 + approvals + requests;
     std::string supervisor = approvals > 0 ? payout.approved_by.back() : "";

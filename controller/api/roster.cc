@@ -1,29 +1,11 @@
 #include "controller/api/roster.h"
 
-#include <algorithm>
-#include <cctype>
 #include <span>
 
+#include "controller/api/text_lines.h"
 #include "meters/digest.h"
 
 namespace jackpot {
-namespace {
-
-std::string folded(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view trimmed(std::string_view line) {
-  const auto first = line.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = line.find_last_not_of(" \t\r");
-  return line.substr(first, last - first + 1);
-}
-
-}  // namespace
 
 Result<Roster, std::string> Roster::parse(std::string_view text) {
   if (text.size() > kMaxRosterBytes) {
@@ -31,14 +13,8 @@ Result<Roster, std::string> Roster::parse(std::string_view text) {
            std::to_string(kMaxRosterBytes) + " allowed";
   }
   Roster roster;
-  std::size_t number = 0;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string_view line = trimmed(text.substr(start, end - start));
-    start = end + 1;
-    ++number;
-    if (line.empty() || line.front() == '#') continue;
+  for (const auto& [number, line] : nonblank_lines(text)) {
+    if (line.front() == '#') continue;
     const std::string where = "roster line " + std::to_string(number) + ": ";
     const std::optional<Principal> principal = principal_from_common_name(line);
     if (!principal) {
@@ -51,7 +27,7 @@ Result<Roster, std::string> Roster::parse(std::string_view text) {
              "': only supervisors and admins are on the roster (the floor names the tables and "
              "signs)";
     }
-    if (!roster.folded_.insert(folded(line)).second) {
+    if (!roster.folded_.insert(ascii_lower(line)).second) {
       return where + "'" + std::string(line) +
              "' is on the roster already (names are compared "
              "case-folded)";
@@ -71,7 +47,7 @@ Result<Roster, std::string> Roster::parse(std::string_view text) {
 
 bool Roster::admits(const Principal& principal) const {
   if (principal.role != Role::supervisor && principal.role != Role::admin) return true;
-  return folded_.count(folded(to_string(principal))) != 0;
+  return folded_.count(ascii_lower(to_string(principal))) != 0;
 }
 
 }  // namespace jackpot

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -58,10 +59,6 @@ namespace {
 // The most read of any one of the files (ops/pki's are under 1 KiB).
 constexpr std::streamsize kMaxFileBytes = 64 * 1024;
 
-struct FileProblem {
-  std::string message;
-};
-
 Result<std::string, FileProblem> read_file(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return FileProblem{std::string(what) + " " + path + " cannot be read"};
@@ -83,22 +80,13 @@ struct PemTexts {
 
 // Reads the three files and checks that the certificate and key parse and belong together, so
 // that a bad file is an error at start or on SIGHUP rather than at a client's handshake.
-// The revocation list of `path` (none when empty), or why it cannot be used.
+// The revocation list of `path` (none when empty), or why it cannot be used. Whoever may write
+// the list may revoke anyone, or restore a stolen certificate.
 Result<Revocations, std::string> read_revocations(const std::string& path) {
   if (path.empty()) return Revocations();
-  // Whoever may write the list may revoke anyone, or restore a stolen certificate.
-  struct stat status {};
-  if (::stat(path.c_str(), &status) == 0 && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return "the revocation list " + path +
-           " may be written by its group or by everyone: make it writable by its owner only";
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "the revocation list " + path + " cannot be read";
-  std::string text(kMaxRevokedBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return "the revocation list " + path + " cannot be read";
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  auto list = Revocations::parse(text);
+  auto text = read_owner_written(path, kMaxRevokedBytes, "the revocation list");
+  if (!text.ok()) return text.error().message;
+  auto list = Revocations::parse(*text);
   if (!list.ok()) return "the revocation list " + path + ": " + list.error();
   return std::move(list).value();
 }
@@ -406,6 +394,25 @@ class StreamTracker final : public grpc::experimental::ServerInterceptorFactoryI
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 ServerTransport::stream_tracker() {
   return std::make_unique<StreamTracker>(state_);
+}
+
+Result<std::string, FileProblem> read_owner_written(const std::string& path, std::size_t max_bytes,
+                                                    std::string_view what) {
+  const std::string named = std::string(what) + " " + path;
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(status.st_mode & 0777));
+    return FileProblem{named + " may be written by its group or by everyone (mode " + mode +
+                       "): make it writable by its owner only"};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return FileProblem{named + " cannot be read"};
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return FileProblem{named + " cannot be read"};
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 std::optional<Principal> call_principal(const grpc::ServerContextBase& context) {

@@ -42,6 +42,16 @@ struct TlsFiles {
   std::string revoked;      // The revocation list (revocations.h); empty: none.
 };
 
+// The text of a file an operator writes for jackpotd (the roster, the revocation list), at most
+// `max_bytes` + 1 bytes of it (the parser refuses more), or why it cannot be used: it cannot be
+// read, or its group or everyone may write it (whoever may write it decides who may act).
+// `what` names it in the message ("the roster").
+struct FileProblem {
+  std::string message;
+};
+Result<std::string, FileProblem> read_owner_written(const std::string& path, std::size_t max_bytes,
+                                                    std::string_view what);
+
 // Called for every refused call (from gRPC's threads), with why: the refusal and the message the
 // caller got (which names the principal and the method where known).
 using RefusalObserver = std::function<void(AccessRefusal, std::string_view detail)>;

@@ -36,18 +36,6 @@ const PayoutDecisionRecord* rejection_request(const Records& records, const Payo
   return nullptr;
 }
 
-// The supervisor's void that asked to reject `payout` (it still waits), or nothing.
-const SupervisorVoidRecord* void_request(const Records& records, const Payout& payout) {
-  if (payout.state != PayoutState::pending) return nullptr;
-  for (const SupervisorVoidRecord& voided : records.supervisor_voids) {
-    if (std::find(voided.payouts.begin(), voided.payouts.end(), payout.id) !=
-        voided.payouts.end()) {
-      return &voided;
-    }
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::vector<LogEvent> commit_events(const Records& records) {
@@ -85,7 +73,8 @@ std::vector<LogEvent> commit_events(const Records& records) {
       events.push_back({LogLevel::warning,
                         "payout rejection requested; a second supervisor must decide",
                         std::move(fields)});
-    } else if (const SupervisorVoidRecord* voided = void_request(records, payout)) {
+    } else if (const SupervisorVoidRecord* voided =
+                   payout.state == PayoutState::pending ? void_of(records, payout.id) : nullptr) {
       std::vector<LogField> fields = payout_fields(payout);
       fields.push_back(text("by", voided->supervisor));
       fields.push_back(text("reason", voided->reason));

@@ -12,7 +12,6 @@
 #include <grpcpp/support/server_interceptor.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -451,26 +450,13 @@ std::optional<Roster> read_roster(const std::string& file, bool& failed) {
   failed = false;
   if (file.empty()) return std::nullopt;
   // Whoever may write the roster decides who approves: not the group, not everyone.
-  struct stat status {};
-  if (::stat(file.c_str(), &status) == 0 && (status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(status.st_mode & 0777));
-    log_line("the roster " + file + " may be written by its group or by everyone (mode " + mode +
-                 "): make it writable by its owner only; not starting",
-             LogLevel::error);
+  const auto text = read_owner_written(file, kMaxRosterBytes, "the roster");
+  if (!text.ok()) {
+    log_line(text.error().message + "; not starting", LogLevel::error);
     failed = true;
     return std::nullopt;
   }
-  std::ifstream in(file, std::ios::binary);
-  std::string text(kMaxRosterBytes + 1, '\0');
-  if (in) in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in && !in.eof()) {
-    log_line("the roster " + file + " cannot be read; not starting", LogLevel::error);
-    failed = true;
-    return std::nullopt;
-  }
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  auto roster = Roster::parse(text);
+  auto roster = Roster::parse(*text);
   if (!roster) {
     log_line("the roster " + file + " is refused: " + roster.error() + "; not starting",
              LogLevel::error);

@@ -128,6 +128,18 @@ bool same_principal(std::string_view a, std::string_view b) {
          });
 }
 
+// What `supervisor` already said of a pending payout ("approved", "asked to reject"), names
+// compared case-folded, or nothing: one supervisor has one say on a payout.
+std::optional<std::string_view> prior_say(const Payout& payout, std::string_view supervisor) {
+  const auto among = [&](const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& name) { return same_principal(name, supervisor); });
+  };
+  if (among(payout.approved_by)) return "approved";
+  if (among(payout.rejection_requested_by)) return "asked to reject";
+  return std::nullopt;
+}
+
 // Whether a kept Dynamic Pay selection, (row, option) pairs, is one the paytable could have drawn:
 // a voided round's selection carries over only then (a paytable swapped at a restart draws anew).
 bool selection_fits(const std::vector<std::pair<std::size_t, std::uint32_t>>& selection,
@@ -1899,10 +1911,6 @@ Result<SupervisorVoidRecord, EngineFailure> Engine::supervisor_void_round(
                          " was paid: a void cannot take a paid award back");
     }
   }
-  const auto decided_by = [&](const std::vector<std::string>& names) {
-    return std::any_of(names.begin(), names.end(),
-                       [&](const std::string& name) { return same_principal(name, supervisor); });
-  };
   // Per payout, as RejectPayout decides it: this supervisor's say rejects a payout that needs
   // one, or one another supervisor already asked to reject; it asks to reject one that needs two.
   std::sort(pending.begin(), pending.end(),
@@ -1910,11 +1918,10 @@ Result<SupervisorVoidRecord, EngineFailure> Engine::supervisor_void_round(
   std::vector<Payout*> rejects;
   std::vector<Payout*> asks;
   for (Payout* payout : pending) {
-    if (decided_by(payout->approved_by) || decided_by(payout->rejection_requested_by)) {
+    if (const auto said = prior_say(*payout, supervisor)) {
       return failure(EngineError::already_approved,
-                     supervisor + " already " +
-                         (decided_by(payout->approved_by) ? "approved" : "asked to reject") +
-                         " payout " + std::to_string(payout->id.value()) + " of " +
+                     supervisor + " already " + std::string(*said) + " payout " +
+                         std::to_string(payout->id.value()) + " of " +
                          round_name(request.table, request.round) +
                          "; voiding it needs another supervisor");
     }
@@ -2124,16 +2131,10 @@ Result<Payout, EngineFailure> Engine::decide_payout(const PayoutDecisionRequest&
   }
   // One supervisor, one say on a payout: a second approval, or a second rejection of one that
   // needs two, must come from someone else.
-  const auto decided_by = [&](const std::vector<std::string>& names) {
-    return std::any_of(names.begin(), names.end(),
-                       [&](const std::string& name) { return same_principal(name, supervisor); });
-  };
-  if (decided_by(payout.approved_by) || decided_by(payout.rejection_requested_by)) {
+  if (const auto said = prior_say(payout, supervisor)) {
     return failure(EngineError::already_approved,
-                   supervisor + " already " +
-                       (decided_by(payout.approved_by) ? "approved" : "asked to reject") +
-                       " payout " + std::to_string(request.payout.value()) +
-                       "; it needs another supervisor");
+                   supervisor + " already " + std::string(*said) + " payout " +
+                       std::to_string(request.payout.value()) + "; it needs another supervisor");
   }
   LinkState& link = *find_link(payout.link);
   const Transfer& award = award_transfers_.at(request.payout.value());
